@@ -1,0 +1,27 @@
+"""Reward shaping: turn a verdict on a parsed completion into a bounded, explained reward."""
+
+from proofgym.rewards._config import ShaperConfig, ShaperPenalties, ShaperWeights
+from proofgym.rewards._function import (
+    ErrorBudget,
+    ErrorBudgetExceeded,
+    RewardFunction,
+    RewardStats,
+    ScoredItem,
+)
+from proofgym.rewards._reference import Reference
+from proofgym.rewards._shaper import DefaultRewardShaper, InvalidVerdictError, ShapedReward
+
+__all__ = [
+    "DefaultRewardShaper",
+    "ErrorBudget",
+    "ErrorBudgetExceeded",
+    "RewardFunction",
+    "RewardStats",
+    "ScoredItem",
+    "InvalidVerdictError",
+    "Reference",
+    "ShapedReward",
+    "ShaperConfig",
+    "ShaperPenalties",
+    "ShaperWeights",
+]
