@@ -42,6 +42,10 @@ def _echo(claim: Claim) -> Verdict:
     return certified(claim.decision)
 
 
+def _no_fault(claim: Claim) -> Fault | None:
+    return None
+
+
 class FakeVerifier:
     """A verifier whose answers, latency and faults are scripted.
 
@@ -68,7 +72,8 @@ class FakeVerifier:
         self.max_batch_size = max_batch_size
         self.uses_decision = uses_decision
         self._decide = decide
-        self._fault = fault or (lambda claim: None)
+        # A module-level default (not a lambda) keeps the verifier picklable for process executors.
+        self._fault = fault or _no_fault
         self._latency_s = latency_s
         self._timeout_sleep_s = timeout_sleep_s
         self.calls: list[list[Claim]] = []

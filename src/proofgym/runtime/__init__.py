@@ -1,0 +1,24 @@
+"""The verification runtime: how every verifier is run (cached, de-duplicated, batched, bounded,
+timed out, retried, isolated from poisoned claims, guarded by a circuit breaker)."""
+
+from proofgym.runtime._breaker import BreakerState, CircuitBreaker
+from proofgym.runtime._cache import LRUVerdictCache, SQLiteVerdictCache, VerdictCache
+from proofgym.runtime._config import RuntimeConfig
+from proofgym.runtime._executors import Executor, InProcessExecutor, ProcessExecutor, WorkerDied
+from proofgym.runtime._metrics import RuntimeMetrics
+from proofgym.runtime._runtime import VerificationRuntime
+
+__all__ = [
+    "BreakerState",
+    "CircuitBreaker",
+    "Executor",
+    "InProcessExecutor",
+    "LRUVerdictCache",
+    "ProcessExecutor",
+    "RuntimeConfig",
+    "RuntimeMetrics",
+    "SQLiteVerdictCache",
+    "VerdictCache",
+    "VerificationRuntime",
+    "WorkerDied",
+]
