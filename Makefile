@@ -1,0 +1,33 @@
+# Every target sets itself up: a fresh clone needs only python3 (>= 3.11) and make.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: setup demo test test-all bench clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+setup: $(STAMP)
+
+## The main job: score the shipped sample completions and show each reward's breakdown.
+demo: setup
+	$(BIN)/proofgym score --config configs/grant_eligibility.yaml --completions examples/grant_eligibility/completions.jsonl
+
+## The test suite (slow tests excluded; `make test-all` runs them too).
+test: setup
+	$(BIN)/python -m pytest -q
+
+test-all: setup
+	$(BIN)/python -m pytest -q -m ""
+
+bench: setup
+	$(BIN)/python -m pip install --quiet -e '.[dev,bench]'
+	$(BIN)/python benchmarks/verification_overhead.py
+
+clean:
+	rm -rf $(VENV) .pytest_cache .hypothesis build *.egg-info src/*.egg-info

@@ -1,0 +1,96 @@
+"""The ``proofgym`` command line."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Optional
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+import proofgym
+from proofgym.config import ConfigError, load_run_config
+from proofgym.cli._completions import read_completions
+
+app = typer.Typer(add_completion=False, no_args_is_help=True, help="Auditable verifiable rewards for LLM training.")
+console = Console()
+errors = Console(stderr=True)
+
+_OUTCOME_STYLE = {"certified": "green", "refuted": "yellow", "invalid": "magenta", "format_error": "red"}
+_SHORT = {"format": "fmt", "certified": "cert", "correct": "corr", "grounded": "grnd", "graded": "grad",
+          "rejected": "rej"}
+
+
+def _version(value: bool) -> None:
+    if value:
+        console.print(f"proofgym {proofgym.__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: Optional[bool] = typer.Option(None, "--version", callback=_version, is_eager=True,
+                                           help="Print the version and exit."),
+) -> None:
+    """proofgym: turn machine-checkable evidence into bounded, hack-resistant rewards."""
+
+
+@app.command()
+def score(
+    config: Path = typer.Option(..., "--config", help="Run config (YAML or TOML)."),
+    completions: Path = typer.Option(..., "--completions", help="JSONL file: one {completion, prompt?, gold?, "
+                                                                "source_facts?, id?, note?} object per line."),
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON object per item instead of a table."),
+) -> None:
+    """Score a file of completions with a run config's reward path and show why each got its reward."""
+    try:
+        run = load_run_config(config)
+        records = read_completions(completions)
+        reward_fn = run.reward_function()
+    except (ConfigError, ValueError) as exc:
+        errors.print(f"[red]error:[/red] {exc}", markup=True, highlight=False)
+        raise typer.Exit(2) from None
+    with reward_fn:
+        items = reward_fn.score([r.prompt for r in records], [r.completion for r in records],
+                                [r.reference() for r in records])
+        metrics = reward_fn.runtime.metrics().to_dict()
+    if as_json:
+        for record, item in zip(records, items):
+            typer.echo(json.dumps({"id": record.id, "note": record.note, **item.to_dict()}, default=str))
+        return
+    _print_table(run.name, records, items, reward_fn.shaper.bounds)
+    _print_summary(items, metrics)
+
+
+def _print_table(name, records, items, bounds) -> None:
+    table = Table(title=f"{name}: reward per completion (bounds {bounds[0]:g} .. {bounds[1]:g})")
+    for column in ("#", "item", "outcome", "reward", "decision", "components", "why"):
+        table.add_column(column, overflow="fold")
+    for record, item in zip(records, items):
+        style = _OUTCOME_STYLE.get(item.outcome, "")
+        reward = "None (abstain)" if item.reward is None else f"{item.reward:+.3f}"
+        claimed = item.claim.decision if item.claim else "-"
+        certified = item.verdict.decision if item.verdict and item.verdict.decision else "-"
+        components = " ".join(f"{_SHORT.get(k, k)}={v:.3g}" for k, v in item.components.items())
+        table.add_row(str(item.index), str(record.note or record.id or ""), f"[{style}]{item.outcome}[/{style}]",
+                      reward, f"{claimed} / {certified}", components, item.reason)
+    console.print(table)
+    console.print("decision column: claimed / certified by the verifier")
+
+
+def _print_summary(items, metrics) -> None:
+    counts: dict[str, int] = {}
+    for item in items:
+        counts[item.outcome] = counts.get(item.outcome, 0) + 1
+    rewards = [item.reward for item in items if item.reward is not None]
+    mean = sum(rewards) / len(rewards) if rewards else float("nan")
+    console.print(f"{len(items)} items: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items()))
+                  + f"; mean reward {mean:+.3f} over {len(rewards)} scored")
+    console.print("runtime: " + ", ".join(f"{k}={v:.3g}" if isinstance(v, float) else f"{k}={v}"
+                                          for k, v in metrics.items() if not isinstance(v, dict)))
+
+
+def main() -> None:
+    app()

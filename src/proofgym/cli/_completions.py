@@ -1,0 +1,55 @@
+"""Reading a JSONL file of completions to score, one validated record per line."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from proofgym.config import ConfigError
+
+Text = str | list[dict[str, Any]]
+
+
+class CompletionRecord(BaseModel):
+    """One line of a completions file: the completion, its prompt, and the reference to score against."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    completion: Text
+    prompt: Text | None = None
+    gold: str | None = None
+    source_facts: dict[str, Any] | None = None
+    id: str | int | None = None
+    note: str | None = None
+
+    def reference(self) -> dict[str, Any]:
+        return {"gold": self.gold, "source_facts": self.source_facts}
+
+
+def read_completions(path: str | Path) -> list[CompletionRecord]:
+    """Read and validate every line; errors name the file, the line and the key."""
+    path = Path(path)
+    if not path.is_file():
+        raise ConfigError(f"{path}: completions file not found")
+    records = []
+    with path.open(encoding="utf-8", errors="replace") as handle:
+        for number, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            try:
+                data = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise ConfigError(f"{path}:{number}: not valid JSON: {exc.msg}") from None
+            try:
+                records.append(CompletionRecord.model_validate(data))
+            except ValidationError as exc:
+                err = exc.errors()[0]
+                where = ".".join(str(p) for p in err["loc"]) or "<line>"
+                what = "unknown key" if err["type"] == "extra_forbidden" else err["msg"]
+                raise ConfigError(f"{path}:{number}: {where}: {what}") from None
+    if not records:
+        raise ConfigError(f"{path}: no completions found (expected one JSON object per line)")
+    return records

@@ -1,0 +1,26 @@
+"""Run configs: load and validate YAML / TOML files that describe a reward path."""
+
+from proofgym.config._errors import ConfigError
+from proofgym.config._files import find_secret_key, read_config_file
+from proofgym.config._run import (
+    ErrorBudgetConfig,
+    LimitsConfig,
+    ParserConfig,
+    RunConfig,
+    VerifierConfig,
+    load_run_config,
+    parse_run_config,
+)
+
+__all__ = [
+    "ConfigError",
+    "ErrorBudgetConfig",
+    "LimitsConfig",
+    "ParserConfig",
+    "RunConfig",
+    "VerifierConfig",
+    "load_run_config",
+    "parse_run_config",
+    "find_secret_key",
+    "read_config_file",
+]
