@@ -41,11 +41,13 @@ class RemoteStub:
         self.latency_s = latency_s
         self.max_batch_size = max_batch_size
         self.calls = 0
+        self.claims_sent = 0
 
     async def verify_many(self, claims: Sequence[Claim]) -> list:
         if len(claims) > self.max_batch_size:
             raise ValueError(f"batch of {len(claims)} exceeds the endpoint's limit {self.max_batch_size}")
         self.calls += 1
+        self.claims_sent += len(claims)
         await asyncio.sleep(self.latency_s)
         return [certified("permit") for _ in claims]
 
@@ -72,7 +74,14 @@ def timed(fn: Callable[[], object]) -> float:
     return time.perf_counter() - start
 
 
-def naive_loop(args, step: int) -> float:
+def measured(stub: RemoteStub, fn: Callable[[], object]) -> tuple[float, int, int]:
+    """Seconds taken by ``fn``, and the calls / claims the stub received meanwhile."""
+    calls, sent = stub.calls, stub.claims_sent
+    seconds = timed(fn)
+    return seconds, stub.calls - calls, stub.claims_sent - sent
+
+
+def naive_loop(args, step: int) -> tuple[float, int, int]:
     stub = RemoteStub(args.latency, args.max_batch)
     claims = make_step(step, args.batch, args.group_size, 0.0)
 
@@ -80,10 +89,10 @@ def naive_loop(args, step: int) -> float:
         for claim in claims:
             await stub.verify_many([claim])
 
-    return timed(lambda: asyncio.run(run()))
+    return measured(stub, lambda: asyncio.run(run()))
 
 
-def runtime_row(args, step: int, *, batch_size: int, repeat_share: float, warm: bool) -> float:
+def runtime_row(args, step: int, *, batch_size: int, repeat_share: float, warm: bool) -> tuple[float, int, int]:
     stub = RemoteStub(args.latency, args.max_batch)
     config = RuntimeConfig(max_concurrency=args.concurrency, batch_size=batch_size, timeout_s=30,
                            cache_size=100_000 if warm else 0)
@@ -91,10 +100,10 @@ def runtime_row(args, step: int, *, batch_size: int, repeat_share: float, warm: 
     with VerificationRuntime(stub, config) as runtime:
         if warm:
             runtime.verify_many_sync(claims)
-        return timed(lambda: runtime.verify_many_sync(claims))
+        return measured(stub, lambda: runtime.verify_many_sync(claims))
 
 
-def reference_row(args, step: int, *, batch_endpoint: bool) -> float:
+def reference_row(args, step: int, *, batch_endpoint: bool) -> tuple[float, int | None, int | None]:
     from ambertrace_rlvr import parsers as ref_parsers
     from ambertrace_rlvr.domain import VerifiableDomain
     from ambertrace_rlvr.verifier import AmberVerifier
@@ -125,7 +134,7 @@ def reference_row(args, step: int, *, batch_endpoint: bool) -> float:
     verifier._client = Client()
     parsed = [ref_parsers.ParsedCompletion(query="permit?", facts=dict(c.facts))
               for c in make_step(step, args.batch, args.group_size, 0.0)]
-    return timed(lambda: verifier.verify_batch(parsed))
+    return timed(lambda: verifier.verify_batch(parsed)), None, None
 
 
 def main() -> None:
@@ -140,7 +149,7 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=5, help="runs per row (the median is printed)")
     args = parser.parse_args()
 
-    rows: list[tuple[str, Callable[[int], float]]] = [
+    rows: list[tuple[str, Callable[[int], tuple[float, int | None, int | None]]]] = [
         ("(a) naive loop, one claim per call", lambda s: naive_loop(args, s)),
         ("(b) runtime, concurrency only", lambda s: runtime_row(args, s, batch_size=1, repeat_share=0.0,
                                                                 warm=False)),
@@ -167,16 +176,19 @@ def main() -> None:
           f"median of {args.runs} runs")
     print(f"physical floor: one round trip = {floor * 1000:.0f} ms = "
           f"{floor / (args.step_compute + floor):.2%} overhead\n")
-    header = f"{'row':<48} {'verify ms':>10} {'overhead':>9} {'speed-up':>9} {'x floor':>8}"
+    header = f"{'row':<48} {'verify ms':>10} {'overhead':>9} {'speed-up':>9} {'x floor':>8} {'calls':>6} {'sent':>5}"
     print(header)
     print("-" * len(header))
     first = None
     for step_base, (label, run) in enumerate(rows):
-        times = [run(step_base * 1000 + r) for r in range(args.runs)]
-        verify = statistics.median(times)
+        results = [run(step_base * 1000 + r) for r in range(args.runs)]
+        verify = statistics.median(seconds for seconds, _, _ in results)
+        _, calls, sent = results[-1]
         first = first or verify
         overhead = verify / (args.step_compute + verify)
-        print(f"{label:<48} {verify * 1000:>10.1f} {overhead:>9.2%} {first / verify:>8.1f}x {verify / floor:>8.2f}")
+        print(f"{label:<48} {verify * 1000:>10.1f} {overhead:>9.2%} {first / verify:>8.1f}x {verify / floor:>8.2f}"
+              f" {'-' if calls is None else calls:>6} {'-' if sent is None else sent:>5}")
+    print("\ncalls / sent: verifier calls and claims the remote endpoint received in the last run of the row")
 
 
 if __name__ == "__main__":
