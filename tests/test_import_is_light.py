@@ -1,0 +1,12 @@
+import subprocess
+import sys
+
+HEAVY = ["torch", "transformers", "trl", "ray", "ambertraceai", "ambertrace_rlvr", "math_verify", "fastapi",
+         "typer", "rich", "httpx"]
+
+
+def test_import_proofgym_pulls_in_no_optional_or_cli_dependency():
+    code = ("import sys, proofgym, proofgym.rewards, proofgym.runtime, proofgym.parsers, proofgym.config;"
+            f"print([m for m in {HEAVY!r} if m in sys.modules])")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
