@@ -14,7 +14,7 @@ from proofgym.parsers._json import decode_json
 from proofgym.parsers._limits import ParseLimits
 from proofgym.parsers._protocol import Completion, Prompt
 from proofgym.parsers._response import read_response
-from proofgym.parsers._result import ParseResult, Rejection
+from proofgym.parsers._result import ParseResult, Rejection, parse_guarded
 
 _TAG_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.:-]*")
 
@@ -63,10 +63,7 @@ class JSONBlockParser:
 
     def parse(self, completion: Completion, prompt: Prompt | None = None) -> ParseResult:
         """Parse ``completion`` (text or chat messages) into a claim; ``prompt`` is never parsed."""
-        try:
-            return ParseResult(claim=self._claim(completion, prompt))
-        except Rejection as rejection:
-            return ParseResult(error=rejection.error)
+        return parse_guarded(lambda: self._claim(completion, prompt))
 
     def _claim(self, completion: Any, prompt: Any) -> Claim:
         text = read_response(completion, prompt, self.limits)

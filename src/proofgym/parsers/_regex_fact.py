@@ -14,7 +14,7 @@ from proofgym.parsers._facts import check_answer, check_fact_name, check_scalar,
 from proofgym.parsers._limits import ParseLimits
 from proofgym.parsers._protocol import Completion, Prompt
 from proofgym.parsers._response import read_response
-from proofgym.parsers._result import ParseResult, Rejection
+from proofgym.parsers._result import ParseResult, Rejection, parse_guarded
 
 # Anchored at line starts, with no nested or adjacent overlapping quantifiers: linear per line.
 # The value runs to the end of the line and is stripped afterwards (a trailing ``[ \t]*$`` after a
@@ -55,10 +55,7 @@ class RegexFactParser:
 
     def parse(self, completion: Completion, prompt: Prompt | None = None) -> ParseResult:
         """Parse ``completion`` (text or chat messages) into a claim; ``prompt`` is never parsed."""
-        try:
-            return ParseResult(claim=self._claim(completion, prompt))
-        except Rejection as rejection:
-            return ParseResult(error=rejection.error)
+        return parse_guarded(lambda: self._claim(completion, prompt))
 
     def _claim(self, completion: Any, prompt: Any) -> Claim:
         text = read_response(completion, prompt, self.limits)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Callable
 
 from proofgym.core import Claim
 
@@ -62,3 +63,11 @@ class Rejection(Exception):
     def __init__(self, kind: str, message: str) -> None:
         super().__init__(message)
         self.error = FormatError(kind, message)
+
+
+def parse_guarded(claim: Callable[[], Claim]) -> ParseResult:
+    """Run a parser's chain of checks, turning a :class:`Rejection` into ``ParseResult(error=...)``."""
+    try:
+        return ParseResult(claim=claim())
+    except Rejection as rejection:
+        return ParseResult(error=rejection.error)
