@@ -9,7 +9,7 @@ from proofgym.rewards._function import (
     ScoredItem,
 )
 from proofgym.rewards._reference import Reference
-from proofgym.rewards._shaper import DefaultRewardShaper, InvalidVerdictError, ShapedReward
+from proofgym.rewards._shaper import DefaultRewardShaper, InvalidVerdictError, ShapedReward, rule_mention_credit
 
 __all__ = [
     "DefaultRewardShaper",
@@ -24,4 +24,5 @@ __all__ = [
     "ShaperConfig",
     "ShaperPenalties",
     "ShaperWeights",
+    "rule_mention_credit",
 ]

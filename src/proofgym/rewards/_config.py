@@ -41,7 +41,9 @@ class ShaperConfig(BaseModel):
     ``floor`` is the reward of a format failure (and of an invalid verdict under
     ``on_invalid="floor"``). ``on_invalid`` says what an invalid verdict (the verifier could not
     decide) gets: ``"abstain"`` (no reward, the sample carries no signal), ``"floor"`` or ``"raise"``.
-    ``graded_component`` names the verdict component used as graded credit.
+    ``graded_component`` names the verdict component used as graded credit; with
+    ``graded_from="rule_mentions"`` graded credit instead rewards reasoning that names the rules that
+    fired (from the evidence's ``symbolic_trace``) and is docked for naming rules that did not.
 
     Validation rejects configs that would let a certified, grounded, correct completion be outscored
     or tied, or let a parsed completion score below a format failure.
@@ -54,6 +56,11 @@ class ShaperConfig(BaseModel):
     floor: float = -1.0
     on_invalid: Literal["abstain", "floor", "raise"] = "abstain"
     graded_component: str = Field("graded", min_length=1)
+    graded_from: Literal["verifier", "rule_mentions"] = Field(
+        "verifier",
+        description="'verifier': the verdict's graded component; 'rule_mentions': the share of the rules that "
+        "fired which the reasoning names, less the rules it names that did not fire",
+    )
 
     @model_validator(mode="after")
     def _keep_invariants(self) -> ShaperConfig:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass, field
 from typing import Any, Literal, Mapping
 
@@ -109,7 +110,7 @@ class DefaultRewardShaper:
             verdict.decision is None or _same_decision(verdict.decision, claim.decision)
         )
         correct = certified if ref.gold is None else _same_decision(claim.decision, ref.gold)
-        graded = 0.0 if rejected else _unit(verdict.components.get(self.config.graded_component, 0.0))
+        graded = 0.0 if rejected else self._graded(verdict, claim)
         components = {
             "format": 1.0,
             "certified": float(certified),
@@ -133,6 +134,11 @@ class DefaultRewardShaper:
             rejected_facts=rejected,
         )
 
+    def _graded(self, verdict: Verdict, claim: Claim) -> float:
+        if self.config.graded_from == "rule_mentions":
+            return rule_mention_credit(verdict.evidence, claim.reasoning)
+        return _unit(verdict.components.get(self.config.graded_component, 0.0))
+
     def _invalid(self, verdict: Verdict) -> ShapedReward:
         on_invalid = self.config.on_invalid
         if on_invalid == "raise":
@@ -141,6 +147,29 @@ class DefaultRewardShaper:
         action = "scored at the floor" if on_invalid == "floor" else "abstained"
         reason = f"invalid verdict ({verdict.error_kind}): {verdict.reason}; {action}"
         return ShapedReward(reward=reward, outcome="invalid", reason=reason)
+
+
+def rule_mention_credit(evidence: Mapping[str, Any], reasoning: str | None) -> float:
+    """Credit in [0, 1] for reasoning that names the rules that fired: (named fired rules - named rules
+    that did not fire) / rules fired, floored at 0. Rule ``debt_to_income`` counts as named by
+    "debt_to_income" or "debt to income" (whole words, any case)."""
+    trace = evidence.get("symbolic_trace") if isinstance(evidence, Mapping) else None
+    rules = trace.get("rules") if isinstance(trace, Mapping) else None
+    if not reasoning or not isinstance(rules, list):
+        return 0.0
+    text = " ".join(reasoning.casefold().replace("_", " ").split())
+    fired = named_fired = named_idle = 0
+    for rule in rules:
+        if not isinstance(rule, Mapping) or not isinstance(rule.get("rule_name"), str):
+            continue
+        words = " ".join(rule["rule_name"].casefold().replace("_", " ").split())
+        named = bool(words) and re.search(rf"(?<!\w){re.escape(words)}(?!\w)", text) is not None
+        if rule.get("fired") is True:
+            fired += 1
+            named_fired += named
+        else:
+            named_idle += named
+    return max(0.0, (named_fired - named_idle) / fired) if fired else 0.0
 
 
 def _normalise(decision: Any) -> str | None:
