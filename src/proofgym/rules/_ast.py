@@ -102,6 +102,7 @@ class DerivedSpec:
     has_default: bool = False
     stratum: int = 1
     description: str = ""
+    values: tuple[str, ...] = ()  # enum members
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,0 +1,34 @@
+"""Shipped classification domains: each a rulebook, a prompt contract, a record generator and a renderer.
+
+To add a domain, write one module of the shape of ``_grant_eligibility.py`` (a ``DomainSpec``, a
+generator, a renderer and a ``Domain``), its rulebook YAML beside it, and one ``register_domain`` line
+below.
+"""
+
+from proofgym.domains import _grant_eligibility, _loan
+from proofgym.domains._dataset import (
+    build_dataset,
+    build_example,
+    gold_completion,
+    gold_decision,
+    to_hf_dataset,
+    write_jsonl,
+)
+from proofgym.domains._domain import Domain, Record, domain_names, get_domain, register_domain
+
+register_domain(_grant_eligibility.DOMAIN)
+register_domain(_loan.DOMAIN)
+
+__all__ = [
+    "Domain",
+    "Record",
+    "build_dataset",
+    "build_example",
+    "domain_names",
+    "get_domain",
+    "gold_completion",
+    "gold_decision",
+    "register_domain",
+    "to_hf_dataset",
+    "write_jsonl",
+]

@@ -1,0 +1,107 @@
+"""The embedded rule kernel as a verifier: certificates offline, with no account."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+from pydantic import BaseModel, ConfigDict, model_validator
+
+from proofgym.core import Claim, ErrorKind, Outcome, RejectedFact, Verdict
+
+# Bump when the kernel's semantics change, so verdicts cached by an older kernel are not reused.
+KERNEL_VERSION = "1"
+
+
+def verdict_from_report(report: Mapping[str, Any], *, verifier: str = "") -> Verdict:
+    """Map a kernel report (the QueryExplanation shape) onto the three outcomes.
+
+    A decided, proof-checked report certifies its decision; a report the fact gate stopped, or an
+    indeterminate one, is refuted (a real, fail-closed answer); a proof the checker rejected means the
+    kernel could not verify: invalid, so a kernel bug is neither paid nor punished.
+    """
+    rejected = tuple(RejectedFact(r["field"], r.get("value"), tuple(r.get("reasons", ())))
+                     for r in report.get("rejected_facts") or ())
+    status = report.get("status")
+    if report.get("checker_problems"):
+        problems = "; ".join(report["checker_problems"][:3])
+        return Verdict(Outcome.INVALID, error_kind=ErrorKind.CRASH, evidence=dict(report), verifier=verifier,
+                       reason=f"the proof checker rejected the kernel's proof: {problems}")
+    if status == "decided" and report.get("proof_checked"):
+        return Verdict(Outcome.CERTIFIED, decision=report.get("decision"), evidence=dict(report),
+                       verifier=verifier, reason=report.get("proof_summary", ""))
+    if rejected:
+        reason = f"fact gate rejected {len(rejected)} fact(s): {', '.join(r.field for r in rejected)}"
+    else:
+        reason = f"no decision could be certified (status {status})"
+    return Verdict(Outcome.REFUTED, rejected_facts=rejected, evidence=dict(report), verifier=verifier,
+                   reason=reason)
+
+
+class RulebookVerifier:
+    """Verifies claims' facts with the embedded :class:`~proofgym.rules.RuleKernel`.
+
+    The kernel derives the decision from the facts alone (``uses_decision = False``), so claims that
+    assert the same facts share one verification whatever they decided. The version carries the
+    rulebook's content hash. Picklable (the compiled kernel is rebuilt in each worker process).
+    """
+
+    uses_decision = False
+
+    def __init__(self, rulebook: Any) -> None:
+        from proofgym.rules import Rulebook, RuleKernel, load_rulebook
+
+        if isinstance(rulebook, RuleKernel):
+            self._kernel: Any = rulebook
+            rulebook = rulebook.rulebook
+        elif isinstance(rulebook, (str, Path)):
+            rulebook = load_rulebook(rulebook)
+            self._kernel = None
+        elif isinstance(rulebook, Rulebook):
+            self._kernel = None
+        else:
+            raise TypeError(f"RulebookVerifier needs a Rulebook, RuleKernel or path, got {type(rulebook).__name__}")
+        self.rulebook = rulebook
+        self.name = f"rulebook:{rulebook.name}"
+        self.version = f"kernel{KERNEL_VERSION}:{rulebook.content_hash[:16]}"
+
+    @property
+    def kernel(self) -> Any:
+        if self._kernel is None:
+            from proofgym.rules import RuleKernel
+
+            self._kernel = RuleKernel(self.rulebook)
+        return self._kernel
+
+    def verify(self, claim: Claim) -> Verdict:
+        """Verify one claim synchronously."""
+        return verdict_from_report(self.kernel.query(claim.facts), verifier=f"{self.name}@{self.version}")
+
+    async def verify_many(self, claims: Sequence[Claim]) -> list[Verdict]:
+        return [self.verify(claim) for claim in claims]
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {**self.__dict__, "_kernel": None}
+
+
+class RulebookOptions(BaseModel):
+    """Run-config options of the ``rulebook`` verifier kind: a shipped domain by name, or a rulebook file."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    domain: str | None = None
+    path: str | None = None
+
+    @model_validator(mode="after")
+    def _one_source(self) -> RulebookOptions:
+        if (self.domain is None) == (self.path is None):
+            raise ValueError("give exactly one of 'domain' (a shipped domain name) or 'path' (a rulebook file)")
+        return self
+
+
+def build_rulebook_verifier(options: RulebookOptions) -> RulebookVerifier:
+    if options.domain is not None:
+        from proofgym.domains import get_domain
+
+        return RulebookVerifier(get_domain(options.domain).rulebook_path)
+    return RulebookVerifier(options.path)
