@@ -14,9 +14,10 @@ $(STAMP): pyproject.toml
 
 setup: $(STAMP)
 
-## The main job: score the shipped sample completions and show each reward's breakdown.
+## The main job: score the shipped sample completions of both domains and show each reward's breakdown.
 demo: setup
 	$(BIN)/proofgym score --config configs/grant_eligibility.yaml --completions examples/grant_eligibility/completions.jsonl
+	$(BIN)/proofgym score --config configs/loan.yaml --completions examples/loan/completions.jsonl
 
 ## The test suite (slow tests excluded; `make test-all` runs them too).
 test: setup
