@@ -58,3 +58,13 @@ def test_non_json_evidence_cannot_serialise():
 def test_transient_error_kinds():
     assert ErrorKind.TIMEOUT.transient and ErrorKind.OUTAGE.transient
     assert not ErrorKind.CRASH.transient and not ErrorKind.BREAKER_OPEN.transient
+
+
+def test_stamped_adds_timings_and_fills_an_empty_verifier_only():
+    base = Verdict(Outcome.CERTIFIED, decision="permit", timings={"engine_s": 0.1})
+    stamped = base.stamped("v@1", verify_s=0.2)
+    assert stamped.timings == {"engine_s": 0.1, "verify_s": 0.2} and stamped.verifier == "v@1"
+    assert base.timings == {"engine_s": 0.1} and base.verifier == ""
+    assert Verdict(Outcome.CERTIFIED, verifier="own").stamped("v@1").verifier == "own"
+    assert stamped == Verdict(Outcome.CERTIFIED, decision="permit", timings={"engine_s": 0.1, "verify_s": 0.2},
+                              verifier="v@1")

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
-import dataclasses
 import hashlib
 import json
 import logging
@@ -81,6 +80,8 @@ class VerificationRuntime:
         self._name, self._version = str(verifier.name), str(verifier.version)
         self._label = f"{self._name}@{self._version}"
         self._uses_decision = bool(getattr(verifier, "uses_decision", True))
+        # Keys hash (name, version) then the canonical claim: the prefix is hashed once, copied per claim.
+        self._key_prefix = hashlib.sha256(json.dumps([self._name, self._version]).encode("utf-8") + b"\n")
         max_batch = getattr(verifier, "max_batch_size", None)
         if max_batch is not None and (not isinstance(max_batch, int) or max_batch < 1):
             raise ValueError(f"verifier.max_batch_size must be a positive int or None, got {max_batch!r}")
@@ -139,8 +140,9 @@ class VerificationRuntime:
 
     def cache_key(self, claim: Claim) -> str:
         """The claim's cache key: SHA-256 over the verifier's name and version and the claim's canonical key."""
-        body = [self._name, self._version, claim.key(include_decision=self._uses_decision)]
-        return hashlib.sha256(json.dumps(body).encode("utf-8")).hexdigest()
+        digest = self._key_prefix.copy()
+        digest.update(claim.canonical(include_decision=self._uses_decision).encode("utf-8"))
+        return digest.hexdigest()
 
     def cache_lookup(self, claim: Claim) -> Verdict | None:
         """The cached verdict for ``claim`` (memory tier, then persistent tier), or ``None``; verifies nothing.
@@ -489,8 +491,7 @@ class VerificationRuntime:
             return _Failure(ErrorKind.MALFORMED, f"verifier returned {len(raw)} result(s) for {expected} claim(s)",
                             elapsed)
         return [
-            dataclasses.replace(item, timings={**item.timings, "verify_s": elapsed},
-                                verifier=item.verifier or self._label)
+            item.stamped(self._label, verify_s=elapsed)
             if isinstance(item, Verdict)
             else invalid(ErrorKind.MALFORMED, f"verifier returned {type(item).__name__} instead of a Verdict",
                          verifier=self._label, verify_s=elapsed)
