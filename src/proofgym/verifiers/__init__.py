@@ -10,10 +10,12 @@ from proofgym.verifiers._registry import (
     validate_verifier_options,
     verifier_kinds,
 )
+from proofgym.verilog._verifier import VerilogVerifierOptions, build_verilog_verifier
 
 register_verifier("python", FunctionVerifierOptions, build_function_verifier)
 register_verifier("ambertrace", AmberTraceOptions, build_ambertrace_verifier)
 register_verifier("rulebook", RulebookOptions, build_rulebook_verifier)
+register_verifier("verilog", VerilogVerifierOptions, build_verilog_verifier)
 
 __all__ = [
     "AmberTraceVerifier",

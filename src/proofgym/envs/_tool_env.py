@@ -1,0 +1,117 @@
+"""A base class for tool-calling environments: the episode bookkeeping every such environment shares."""
+
+from __future__ import annotations
+
+import math
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from types import TracebackType
+from typing import Any, Mapping, Self, Sequence
+
+from proofgym.envs._core import Observation, StepResult
+from proofgym.envs._tools import ActionError, Tool, ToolCall, parse_action, tool_table
+
+
+@dataclass(frozen=True)
+class ToolResult:
+    """What a tool call did: the observation, the reward components it earned, whether it ends the episode.
+
+    ``rewards`` maps component names to amounts; the step's reward is their sum less the step penalty.
+    """
+
+    observation: Observation
+    rewards: Mapping[str, float] = field(default_factory=dict)
+    done: bool = False
+    info: Mapping[str, Any] = field(default_factory=dict)
+
+
+class ToolEnv(ABC):
+    """Base class of tool-calling environments (one instance per rollout).
+
+    It parses and validates actions against the tools' schemas, counts turns, charges the step
+    penalty, and truncates at ``max_turns``. A malformed action costs a turn and the step penalty
+    and yields an error observation with ``info["error"]``; the episode goes on. Every step's
+    ``info`` carries ``turn`` and ``reward_components`` (which sum to the step's reward, the
+    penalty included as ``step_penalty``).
+
+    A subclass implements ``_reset(seed)``, ``_call_tool(call)`` (only ever given a validated call)
+    and, when it holds resources, ``_close()``. Calling ``step`` before ``reset`` or after the
+    episode ended, or ``reset`` after ``close``, is a bug in the calling loop and raises
+    ``RuntimeError``.
+    """
+
+    def __init__(self, tools: Sequence[Tool], *, max_turns: int, step_penalty: float = 0.0) -> None:
+        if max_turns < 1:
+            raise ValueError(f"max_turns must be at least 1, got {max_turns}")
+        if not (math.isfinite(step_penalty) and step_penalty >= 0):
+            raise ValueError(f"step_penalty must be a finite number >= 0, got {step_penalty}")
+        self._tools = tool_table(tools)
+        self._max_turns = max_turns
+        self._step_penalty = float(step_penalty)
+        self._turn = 0
+        self._started = self._over = self._closed = False
+
+    @property
+    def tools(self) -> list[dict[str, Any]]:
+        """The tools in the OpenAI tool format."""
+        return [tool.to_openai() for tool in self._tools.values()]
+
+    def reset(self, seed: int) -> Observation:
+        """Start a new episode for ``seed``; the same seed gives the same task."""
+        if self._closed:
+            raise RuntimeError("reset() called on a closed environment")
+        if not isinstance(seed, int) or isinstance(seed, bool):
+            raise TypeError(f"seed must be an int, got {type(seed).__name__}")
+        self._turn = 0
+        self._over = False
+        observation = self._reset(seed)
+        self._started = True
+        return observation
+
+    def step(self, action: Any) -> StepResult:
+        """Apply one tool call; nothing in ``action`` makes this raise."""
+        if not self._started or self._closed:
+            raise RuntimeError("step() called before reset()" if not self._closed else "step() on a closed environment")
+        if self._over:
+            raise RuntimeError("step() called after the episode ended; call reset() first")
+        self._turn += 1
+        error = None
+        try:
+            call = parse_action(action, self._tools)
+        except ActionError as exc:
+            error = str(exc)
+            result = ToolResult(Observation(f"Error: {error}", {"error": error}))
+        else:
+            result = self._call_tool(call)
+        components = {**result.rewards, "step_penalty": -self._step_penalty}
+        truncated = not result.done and self._turn >= self._max_turns
+        self._over = result.done or truncated
+        info = {**result.info, "turn": self._turn, "reward_components": components}
+        if error is not None:
+            info["error"] = error
+        return StepResult(result.observation, sum(components.values()), self._over, truncated, info)
+
+    def close(self) -> None:
+        """Release what the environment holds; safe to call more than once."""
+        if not self._closed:
+            self._closed = True
+            self._close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
+
+    @abstractmethod
+    def _reset(self, seed: int) -> Observation:
+        """Set up the episode for ``seed`` and return the first observation."""
+
+    @abstractmethod
+    def _call_tool(self, call: ToolCall) -> ToolResult:
+        """Run a validated tool call."""
+
+    def _close(self) -> None:
+        """Release resources; called once, by the first ``close()``."""

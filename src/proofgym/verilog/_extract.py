@@ -1,0 +1,128 @@
+"""Single-turn Verilog: the prompt for a problem, and the parser that takes the design out of an answer."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from proofgym.core import Claim
+from proofgym.parsers import ParseLimits, ParseResult
+from proofgym.parsers._response import read_response
+from proofgym.parsers._result import Rejection, parse_guarded
+from proofgym.verilog._problem import Problem
+from proofgym.verilog._problems import interface
+from proofgym.verilog._verifier import canonical_design, design_claim
+
+VERILOG_FORMAT_ERROR_KINDS = frozenset({"no_design", "multiple_designs"})
+"""``FormatError.kind`` values of :class:`VerilogParser` beyond the shared ones (``empty``, ``too_long``,
+``bad_completion``)."""
+
+_FENCE = "```"
+_TOP_HEADER = re.compile(r"\bmodule\s+TopModule\s*(?:#\s*\(|\(|;)")
+_ENDMODULE = re.compile(r"\bendmodule\b")
+_PROBLEM_MARKER = re.compile(r"<!-- problem: (\S+) -->")
+
+
+def build_verilog_prompt(problem: Problem) -> str:
+    """The single-turn prompt for ``problem``: its spec, the port interface, the answer format, and a
+    ``<!-- problem: ID -->`` marker from which :class:`VerilogParser` learns which problem an answer is for.
+    Never the reference nor the testbench."""
+    return (
+        f"{problem.spec.strip()}\n\n"
+        f"The module's interface:\n```verilog\n{interface(problem)}\n```\n\n"
+        "Answer with exactly one ```verilog fenced block that defines `module TopModule` (helper modules may "
+        "go in the same block). Write a design for Icarus Verilog (-g2012), not a testbench: no `include, and "
+        "no system tasks that print, touch files or control the simulation ($display, $fopen, $finish, ...).\n\n"
+        f"<!-- problem: {problem.id} -->\n"
+    )
+
+
+@dataclass(frozen=True)
+class VerilogParser:
+    """Parses an answer holding one ``module TopModule ... endmodule`` into a claim for :class:`VerilogVerifier`.
+
+    The design is the one fenced code block (any language tag) that defines ``TopModule``, whole, so
+    helper modules in it come along; without such a block, the text from the one ``module TopModule``
+    header to the next ``endmodule``. No definition is ``no_design``, two or more (in one block or
+    several) ``multiple_designs``: a hedge is a format failure.
+
+    Which problem the answer is for: ``problem_id`` when set (one parser per problem), else the
+    ``<!-- problem: ID -->`` marker that :func:`build_verilog_prompt` puts in the *prompt* (the last
+    one; never read from the completion, which the policy wrote). An unknown or missing problem still
+    yields a claim, which the verifier answers ``INVALID``: that is a set-up error, not the policy's.
+    ``parse`` never raises and is linear in the completion's length.
+    """
+
+    problems: Mapping[str, Problem]
+    problem_id: str | None = None
+    limits: ParseLimits = field(default_factory=lambda: ParseLimits(max_completion_chars=60_000))
+
+    def parse(self, completion: Any, prompt: Any = None) -> ParseResult:
+        """Parse ``completion`` (text or chat messages) answering ``prompt``; never raises."""
+        return parse_guarded(lambda: self._claim(completion, prompt))
+
+    def _claim(self, completion: Any, prompt: Any) -> Claim:
+        design = _extract_design(read_response(completion, prompt, self.limits))
+        problem_id = self.problem_id if self.problem_id is not None else _problem_from_prompt(prompt)
+        problem = self.problems.get(problem_id) if problem_id is not None else None
+        if problem is None:
+            return Claim(payload={"problem": problem_id, "problem_hash": None, "design": canonical_design(design)})
+        return design_claim(problem, design)
+
+
+def _extract_design(text: str) -> str:
+    blocks = [block for block in _fenced_blocks(text) if _TOP_HEADER.search(block)]
+    if blocks:
+        headers = sum(len(_TOP_HEADER.findall(block)) for block in blocks)
+        if headers > 1:
+            raise Rejection("multiple_designs", f"{headers} definitions of TopModule; exactly one is allowed")
+        design = blocks[0]
+        if not _ENDMODULE.search(design, _TOP_HEADER.search(design).end()):  # type: ignore[union-attr]
+            raise Rejection("no_design", "the TopModule definition has no endmodule")
+        return design
+    headers = list(_TOP_HEADER.finditer(text))
+    if not headers:
+        raise Rejection("no_design", "no `module TopModule` definition (in a ```verilog block or in the text)")
+    if len(headers) > 1:
+        raise Rejection("multiple_designs", f"{len(headers)} definitions of TopModule; exactly one is allowed")
+    end = _ENDMODULE.search(text, headers[0].end())
+    if end is None:
+        raise Rejection("no_design", "the TopModule definition has no endmodule")
+    return text[headers[0].start() : end.end()]
+
+
+def _fenced_blocks(text: str) -> list[str]:
+    """Contents of the ``` fenced blocks, fences paired in order (an unclosed last fence is ignored)."""
+    blocks: list[str] = []
+    position = 0
+    while (opening := text.find(_FENCE, position)) >= 0:
+        body = text.find("\n", opening)
+        closing = text.find(_FENCE, body) if body >= 0 else -1
+        if closing < 0:
+            break
+        blocks.append(text[body + 1 : closing])
+        position = closing + len(_FENCE)
+    return blocks
+
+
+def _problem_from_prompt(prompt: Any) -> str | None:
+    if isinstance(prompt, str):
+        texts = [prompt]
+    elif isinstance(prompt, (list, tuple)):
+        texts = [_message_text(message) for message in prompt]
+    else:
+        return None
+    found = [match.group(1) for text in texts for match in _PROBLEM_MARKER.finditer(text)]
+    return found[-1] if found else None
+
+
+def _message_text(message: Any) -> str:
+    content = message.get("content") if isinstance(message, Mapping) else None
+    if isinstance(content, str):
+        return content
+    if isinstance(content, (list, tuple)):
+        return "\n".join(part["text"] for part in content
+                         if isinstance(part, Mapping) and isinstance(part.get("text"), str))
+    return ""

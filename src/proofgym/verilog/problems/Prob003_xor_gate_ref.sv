@@ -1,0 +1,9 @@
+module RefModule (
+  input a,
+  input b,
+  output out
+);
+
+  assign out = a ^ b;
+
+endmodule

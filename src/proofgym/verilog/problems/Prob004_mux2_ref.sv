@@ -1,0 +1,10 @@
+module RefModule (
+  input sel,
+  input [7:0] a,
+  input [7:0] b,
+  output [7:0] out
+);
+
+  assign out = sel ? b : a;
+
+endmodule

@@ -1,0 +1,8 @@
+module RefModule (
+  input [7:0] data,
+  output parity
+);
+
+  assign parity = ^data;
+
+endmodule

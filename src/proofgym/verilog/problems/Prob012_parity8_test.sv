@@ -1,0 +1,101 @@
+`timescale 1 ps/1 ps
+
+// Testbench for Prob012_parity8: RefModule and TopModule see the same stimulus;
+// every output is compared 1 ps before each clock edge (both edges), i.e. once per
+// input vector.
+
+module stimulus_gen (
+  input clk,
+  output reg [7:0] data
+);
+
+  integer seed;
+  integer i, j, k;
+
+  // One input vector per 5 ps; the testbench samples 1 ps before the next vector.
+  task step;
+    #5;
+  endtask
+
+  initial begin
+    seed = 96028;
+    for (i = 0; i < 256; i = i + 1) begin
+      data <= i[7:0];
+      step;
+    end
+    repeat (100) begin
+      data <= $random(seed);
+      step;
+    end
+    #1 $finish;
+  end
+
+endmodule
+
+module tb ();
+
+  reg clk = 1'b0;
+  always #5 clk = ~clk;
+
+  wire [7:0] data;
+  wire parity_ref;
+  wire parity_dut;
+
+  integer samples = 0;
+  integer errors = 0;
+  integer errortime = 0;
+  integer errors_parity = 0;
+  integer errortime_parity = 0;
+
+  stimulus_gen stim1 (
+    .clk(clk),
+    .data(data)
+  );
+
+  RefModule good1 (
+    .data(data),
+    .parity(parity_ref)
+  );
+
+  TopModule top_module1 (
+    .data(data),
+    .parity(parity_dut)
+  );
+
+  // An X in the reference matches anything; an X or Z in the design matches only an X.
+  wire match_parity = (parity_ref === (parity_ref ^ parity_dut ^ parity_ref));
+  wire match_all = match_parity;
+
+  initial begin
+    #4;
+    forever begin
+      samples = samples + 1;
+      if (!match_all) begin
+        if (errors == 0) errortime = $time;
+        errors = errors + 1;
+      end
+      if (!match_parity) begin
+        if (errors_parity == 0) errortime_parity = $time;
+        errors_parity = errors_parity + 1;
+      end
+      #5;
+    end
+  end
+
+  final begin
+    if (errors_parity != 0)
+      $display("Hint: Output '%s' has %0d mismatches. First mismatch occurred at time %0d.", "parity", errors_parity, errortime_parity);
+    else
+      $display("Hint: Output '%s' has no mismatches.", "parity");
+    $display("Hint: Total mismatched samples is %0d out of %0d samples", errors, samples);
+    $display("Simulation finished at %0d ps", $time);
+    $display("Mismatches: %0d in %0d samples", errors, samples);
+  end
+
+  initial begin
+    #1000000;
+    $display("TIMEOUT");
+    $finish;
+  end
+
+endmodule

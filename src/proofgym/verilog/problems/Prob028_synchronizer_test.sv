@@ -1,0 +1,111 @@
+`timescale 1 ps/1 ps
+
+// Testbench for Prob028_synchronizer: RefModule and TopModule see the same stimulus;
+// every output is compared 1 ps before each clock edge (both edges), i.e. once per
+// half cycle: after each rising edge and after each input change.
+
+module stimulus_gen (
+  input clk,
+  output reg areset,
+  output reg in
+);
+
+  integer seed;
+  integer i, j, k;
+
+  initial begin
+    seed = 222732;
+    areset = 1;
+    in = 0;
+    #1;
+    // Inputs change only just after a falling edge of clk.
+    repeat (2) @(negedge clk);
+    areset <= 1'b0;
+    in <= 1'b1;
+    repeat (4) @(negedge clk);
+    repeat (400) begin
+      @(negedge clk) if (($random(seed) & 3) == 0) in <= ~in;
+      if (($random(seed) & 31) == 0) begin
+        #2 areset <= 1'b1;
+        #5 areset <= 1'b0;
+      end
+    end
+    @(negedge clk);
+    #1 $finish;
+  end
+
+endmodule
+
+module tb ();
+
+  reg clk = 1'b0;
+  always #5 clk = ~clk;
+
+  wire areset;
+  wire in;
+  wire out_ref;
+  wire out_dut;
+
+  integer samples = 0;
+  integer errors = 0;
+  integer errortime = 0;
+  integer errors_out = 0;
+  integer errortime_out = 0;
+
+  stimulus_gen stim1 (
+    .clk(clk),
+    .areset(areset),
+    .in(in)
+  );
+
+  RefModule good1 (
+    .clk(clk),
+    .areset(areset),
+    .in(in),
+    .out(out_ref)
+  );
+
+  TopModule top_module1 (
+    .clk(clk),
+    .areset(areset),
+    .in(in),
+    .out(out_dut)
+  );
+
+  // An X in the reference matches anything; an X or Z in the design matches only an X.
+  wire match_out = (out_ref === (out_ref ^ out_dut ^ out_ref));
+  wire match_all = match_out;
+
+  initial begin
+    #4;
+    forever begin
+      samples = samples + 1;
+      if (!match_all) begin
+        if (errors == 0) errortime = $time;
+        errors = errors + 1;
+      end
+      if (!match_out) begin
+        if (errors_out == 0) errortime_out = $time;
+        errors_out = errors_out + 1;
+      end
+      #5;
+    end
+  end
+
+  final begin
+    if (errors_out != 0)
+      $display("Hint: Output '%s' has %0d mismatches. First mismatch occurred at time %0d.", "out", errors_out, errortime_out);
+    else
+      $display("Hint: Output '%s' has no mismatches.", "out");
+    $display("Hint: Total mismatched samples is %0d out of %0d samples", errors, samples);
+    $display("Simulation finished at %0d ps", $time);
+    $display("Mismatches: %0d in %0d samples", errors, samples);
+  end
+
+  initial begin
+    #1000000;
+    $display("TIMEOUT");
+    $finish;
+  end
+
+endmodule

@@ -1,0 +1,40 @@
+import pytest
+
+from proofgym.envs import env_names, make, register_env
+from proofgym.envs._registry import _FACTORIES
+from ._support import CounterEnv
+
+
+@pytest.fixture
+def registered():
+    register_env("counter-test", CounterEnv)
+    register_env("counter-lazy-test", f"{CounterEnv.__module__}:CounterEnv")
+    yield
+    _FACTORIES.pop("counter-test")
+    _FACTORIES.pop("counter-lazy-test")
+
+
+def test_make_builds_a_fresh_instance_with_the_config(registered):
+    first, second = make("counter-test", max_turns=2), make("counter-test")
+    assert first is not second and first._max_turns == 2
+    assert isinstance(make("counter-lazy-test"), CounterEnv)
+    assert {"counter-test", "counter-lazy-test", "verilog"} <= set(env_names())
+
+
+def test_an_unknown_name_lists_the_known_ones():
+    with pytest.raises(ValueError, match="unknown environment 'nope'.*verilog"):
+        make("nope")
+
+
+def test_a_name_is_registered_once(registered):
+    with pytest.raises(ValueError, match="already registered"):
+        register_env("counter-test", CounterEnv)
+
+
+def test_importing_envs_does_not_import_the_verilog_package():
+    import subprocess
+    import sys
+
+    code = "import sys, proofgym.envs; print('proofgym.verilog' in sys.modules)"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "False"

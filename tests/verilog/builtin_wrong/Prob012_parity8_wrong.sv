@@ -1,0 +1,9 @@
+// Deliberately wrong: odd parity instead of even
+module TopModule (
+  input [7:0] data,
+  output parity
+);
+
+  assign parity = ~^data;
+
+endmodule
