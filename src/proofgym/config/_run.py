@@ -32,7 +32,7 @@ class LimitsConfig(_Strict):
 class ParserConfig(_Strict):
     """Which parser reads completions, and its output contract."""
 
-    kind: Literal["json_block", "regex"] = "json_block"
+    kind: Literal["json_block", "regex", "verilog"] = "json_block"
     answer_key: str = "classification"
     facts_key: str = "facts"
     tag: str = "decision"
@@ -40,9 +40,20 @@ class ParserConfig(_Strict):
     decisions: list[str] | None = None
     require_facts: bool = False
     limits: LimitsConfig = LimitsConfig()
+    problems: str = Field("builtin", min_length=1,
+                          description="verilog: 'builtin' or a VerilogEval folder, to look problems up in")
+    problem_id: str | None = Field(None, description="verilog: the one problem answered (default: the prompt's "
+                                                      "<!-- problem: ID --> marker)")
 
-    def build(self) -> JSONBlockParser | RegexFactParser:
+    def build(self) -> Any:
         limits = ParseLimits(**self.limits.model_dump())
+        if self.kind == "verilog":
+            # Imported here: the Verilog stack is only loaded by configs that use it.
+            from proofgym.verilog import VerilogParser, builtin_problems, load_verilogeval
+
+            problems = (builtin_problems() if self.problems == "builtin"
+                        else {p.id: p for p in load_verilogeval(self.problems)})
+            return VerilogParser(problems, problem_id=self.problem_id)
         if self.kind == "regex":
             return RegexFactParser(decisions=self.decisions, limits=limits)
         return JSONBlockParser(
