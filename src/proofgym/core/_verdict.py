@@ -78,7 +78,8 @@ class Verdict:
     verifier: str = ""
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "outcome", Outcome(self.outcome))
+        if type(self.outcome) is not Outcome:  # a member already is its own Outcome(): skip the enum lookup
+            object.__setattr__(self, "outcome", Outcome(self.outcome))
         if self.error_kind is not None:
             object.__setattr__(self, "error_kind", ErrorKind(self.error_kind))
         if (self.outcome is Outcome.INVALID) != (self.error_kind is not None):

@@ -20,6 +20,7 @@ from ._ast import All, AnyOf, Arith, Compare, Const, FactRef, FactSpec, Member, 
 __all__ = ["check_proof", "derive_decision"]
 
 _PROOF_KEYS = ("rulebook", "inputs", "firings", "defaults", "facts", "constraints", "candidates", "decision")
+_PROOF_KEY_SET = frozenset(_PROOF_KEYS)
 
 # Values compare by kind: a number never equals a boolean or a string, but 1 == 1.0.
 _KIND = {bool: "boolean", int: "number", float: "number", str: "string"}
@@ -32,8 +33,9 @@ _short = _REPR.repr  # bounded: a proof may hold anything
 
 
 def _same(a: Any, b: Any) -> bool:
-    kind = _KIND.get(type(a))
-    return kind is not None and kind == _KIND.get(type(b)) and a == b
+    # Mostly both have one type: then a single identity test settles the kind.
+    kind = type(a)
+    return a == b and (kind is type(b) and kind in _KIND or _KIND.get(kind, 0) == _KIND.get(type(b)))
 
 
 # ---- the interpreter: None means unknown ----
@@ -42,10 +44,10 @@ def _value(expr: Any, env: dict) -> Any:
     """An expression's value, or None when unknown (an absent fact, a non-number operand, division by zero, a
     result beyond the float range)."""
     kind = type(expr)
+    if kind is Const:  # a derive rule's usual value
+        return expr.value
     if kind is FactRef:
         return env.get(expr.name)
-    if kind is Const:
-        return expr.value
     if kind is not Arith:
         raise TypeError(f"not an expression: {kind.__name__}")
     left, right = _value(expr.left, env), _value(expr.right, env)
@@ -67,13 +69,14 @@ def _holds(cond: Any, env: dict) -> bool | None:
         right = right.value if type(right) is Const else _value(right, env)
         if left is None or right is None:
             return None
-        if cond.op == "==":
+        op = cond.op
+        if op == "==":
             return _same(left, right)
-        if cond.op == "!=":
+        if op == "!=":
             return not _same(left, right)
         if _KIND.get(type(left)) != "number" or _KIND.get(type(right)) != "number":
             return None  # ordering is defined on numbers only (the loader rejects anything else)
-        return _ORDER[cond.op](left, right)
+        return _ORDER[op](left, right)
     if kind is Member:
         left = _value(cond.left, env)
         if left is None:
@@ -118,10 +121,11 @@ def _references(node: Any, into: set) -> set:
 class _Plan:
     """Input specs, strata (recomputed here, not taken from the loader) and each derive rule's referenced facts."""
 
-    __slots__ = ("rulebook", "inputs", "strata", "derive_names", "decision_rules")
+    __slots__ = ("rulebook", "header", "inputs", "strata", "derive_names", "decision_rules")
 
     def __init__(self, rb: Rulebook) -> None:
         self.rulebook = rb
+        self.header = {"name": rb.name, "hash": rb.content_hash}  # what the proof's "rulebook" must equal
         self.inputs = {spec.name: spec for spec in rb.facts}
         derived = {spec.name: spec for spec in rb.derived}
         refs = {rule.name: tuple(sorted(_references(rule.value, _references(rule.when, set()))))
@@ -182,14 +186,15 @@ def _derive(plan: _Plan, inputs: Mapping) -> dict:
             value = _value(rule.value, env)
             if value is None:
                 continue  # an unknown value derives nothing: the fact stays unknown
-            premises = {}
-            for fact in refs:
-                if fact in env:
-                    premises[fact] = env[fact]
-            firings.append({"rule": rule.name, "stratum": s, "premises": premises,
-                            "conclusion": {"fact": rule.target, "value": value}})
-            if not _same(concluded.setdefault(rule.target, value), value):
-                conflicted.add(rule.target)
+            target = rule.target
+            firings.append({"rule": rule.name, "stratum": s,
+                            "premises": {fact: env[fact] for fact in refs if fact in env},
+                            "conclusion": {"fact": target, "value": value}})
+            if target in concluded:
+                if not _same(concluded[target], value):
+                    conflicted.add(target)
+            else:
+                concluded[target] = value
         # Facts of this stratum become known only now: no rule of a stratum reads a fact of its own stratum.
         for fact, value in concluded.items():
             if fact not in conflicted:
@@ -197,8 +202,13 @@ def _derive(plan: _Plan, inputs: Mapping) -> dict:
         for spec in defaultable:
             if spec.name not in concluded:
                 env[spec.name] = defaults[spec.name] = spec.default
-    held = [(c, _holds(c.require, env) is True) for c in rb.constraints]
-    blocked = {d for c, ok in held if not ok for d in c.blocks}
+    constraints, failed = [], []
+    for c in rb.constraints:
+        held = _holds(c.require, env) is True
+        constraints.append({"rule": c.name, "held": held, "blocks": list(c.blocks)})
+        if not held:
+            failed.append(c)
+    blocked = {d for c in failed for d in c.blocks}
     candidates = [rule for rule in plan.decision_rules if _holds(rule.when, env) is True]
     decision = {"status": "indeterminate", "decision": None, "deciding_rules": [], "by_default": False}
     if not conflicted:  # a conflict leaves the decision indeterminate whatever the posture
@@ -210,11 +220,11 @@ def _derive(plan: _Plan, inputs: Mapping) -> dict:
         else:
             if rb.posture == "deny":  # the fail-closed fallback, which constraints do not block
                 wanted = {rule.decision for rule in candidates}
-                blockers = [c.name for c, ok in held if not ok and not wanted.isdisjoint(c.blocks)]
+                blockers = [c.name for c in failed if not wanted.isdisjoint(c.blocks)]
                 decision = {"status": "decided", "decision": rb.default_decision, "deciding_rules": blockers,
                             "by_default": True}
     return {"firings": firings, "defaults": defaults, "facts": env,
-            "constraints": [{"rule": c.name, "held": ok, "blocks": list(c.blocks)} for c, ok in held],
+            "constraints": constraints,
             "candidates": [rule.name for rule in candidates], "decision": decision}
 
 
@@ -307,20 +317,21 @@ def _firing_problems(plan: _Plan, given: Any, expected: list) -> list[str]:
 def _check(rb: Rulebook, proof: Any) -> list[str]:
     if not isinstance(proof, Mapping):
         return ["the proof is not a mapping"]
-    if len(proof) != len(_PROOF_KEYS) or not all(key in proof for key in _PROOF_KEYS):
+    if proof.keys() != _PROOF_KEY_SET:
         return [f"the proof's keys must be exactly {list(_PROOF_KEYS)}"]
     problems = []
-    if proof["rulebook"] != {"name": rb.name, "hash": rb.content_hash}:
-        problems.append("the proof is for another rulebook (name or hash differs)")
     plan = _plan(rb)
+    if proof["rulebook"] != plan.header:
+        problems.append("the proof is for another rulebook (name or hash differs)")
     input_problems = _input_problems(plan, proof["inputs"])
     if input_problems:
         return problems + input_problems  # nothing can be re-derived from invalid inputs
     expected = _derive(plan, proof["inputs"])
     if not _SAME["firings"](proof["firings"], expected["firings"]):
         problems += _firing_problems(plan, proof["firings"], expected["firings"])
-    problems += [f"{key} should be {_short(expected[key])}" for key in _PROOF_KEYS[3:]
-                 if not _SAME[key](proof[key], expected[key])]
+    for key in _PROOF_KEYS[3:]:
+        if not _SAME[key](proof[key], expected[key]):
+            problems.append(f"{key} should be {_short(expected[key])}")
     return problems
 
 

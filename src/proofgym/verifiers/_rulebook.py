@@ -20,16 +20,16 @@ def verdict_from_report(report: Mapping[str, Any], *, verifier: str = "") -> Ver
     indeterminate one, is refuted (a real, fail-closed answer); a proof the checker rejected means the
     kernel could not verify: invalid, so a kernel bug is neither paid nor punished.
     """
-    rejected = tuple(RejectedFact(r["field"], r.get("value"), tuple(r.get("reasons", ())))
-                     for r in report.get("rejected_facts") or ())
     status = report.get("status")
     if report.get("checker_problems"):
         problems = "; ".join(report["checker_problems"][:3])
         return Verdict(Outcome.INVALID, error_kind=ErrorKind.CRASH, evidence=dict(report), verifier=verifier,
                        reason=f"the proof checker rejected the kernel's proof: {problems}")
-    if status == "decided" and report.get("proof_checked"):
+    if status == "decided" and report.get("proof_checked"):  # the common case: nothing else to read
         return Verdict(Outcome.CERTIFIED, decision=report.get("decision"), evidence=dict(report),
                        verifier=verifier, reason=report.get("proof_summary", ""))
+    rejected = tuple(RejectedFact(r["field"], r.get("value"), tuple(r.get("reasons", ())))
+                     for r in report.get("rejected_facts") or ())
     if rejected:
         reason = f"fact gate rejected {len(rejected)} fact(s): {', '.join(r.field for r in rejected)}"
     else:
