@@ -15,6 +15,7 @@ with the runtime adding under 20 %.
 from __future__ import annotations
 
 import argparse
+import gc
 import os
 import statistics
 import time
@@ -54,6 +55,11 @@ def bench_domain(name: str, n: int, runs: int, batch: int) -> None:
         return lambda: [len([fn(item) for item in step]) for step in steps]
 
     t_kernel = median_seconds(per_step(checked.query, fact_steps), runs)
+    # Long-running services freeze their start-up objects so the collector stops rescanning them; here
+    # that is the 10k generated records and the loaded modules. The kernel's own work is unchanged.
+    gc.freeze()
+    t_frozen = median_seconds(per_step(checked.query, fact_steps), runs)
+    gc.unfreeze()
     t_nocheck = median_seconds(per_step(unchecked.query, fact_steps), runs)
     t_verifier = median_seconds(per_step(verifier.verify, claim_steps), runs)
     config = RuntimeConfig(cache_size=0, batch_size=batch, max_concurrency=1, timeout_s=600)
@@ -69,6 +75,8 @@ def bench_domain(name: str, n: int, runs: int, batch: int) -> None:
           f"{len(rulebook.derive_rules) + len(rulebook.constraints) + len(rulebook.decision_rules)} rules")
     print(f"  kernel incl. proof check   {rate:>10,.0f} /s   {t_kernel / n * 1e6:7.1f} us each"
           + (f"   goal {goal:,}/s: {'met' if rate >= goal else 'MISSED'} ({rate / goal:.1f}x)" if goal else ""))
+    print(f"  same, setup gc.freeze()d   {n / t_frozen:>10,.0f} /s   {t_frozen / n * 1e6:7.1f} us each"
+          + (f"   goal {goal:,}/s: {'met' if n / t_frozen >= goal else 'MISSED'}" if goal else ""))
     print(f"  kernel without the check   {n / t_nocheck:>10,.0f} /s   {t_nocheck / n * 1e6:7.1f} us each"
           f"   checker share {(t_kernel - t_nocheck) / t_kernel:.0%}")
     print(f"  RulebookVerifier (verdicts) {n / t_verifier:>9,.0f} /s   {t_verifier / n * 1e6:7.1f} us each")
