@@ -65,7 +65,7 @@ def score(
             typer.echo(json.dumps({"id": record.id, "note": record.note, **item.to_dict()}, default=str))
         return
     _print_table(run.name, records, items, reward_fn.shaper.bounds)
-    _print_summary(items, metrics)
+    _print_summary(items, reward_fn.last_batch.outcomes, metrics)
 
 
 def _print_table(name, records, items, bounds) -> None:
@@ -84,10 +84,7 @@ def _print_table(name, records, items, bounds) -> None:
     console.print("decision column: claimed / certified by the verifier")
 
 
-def _print_summary(items, metrics) -> None:
-    counts: dict[str, int] = {}
-    for item in items:
-        counts[item.outcome] = counts.get(item.outcome, 0) + 1
+def _print_summary(items, counts, metrics) -> None:
     rewards = [item.reward for item in items if item.reward is not None]
     mean = sum(rewards) / len(rewards) if rewards else float("nan")
     console.print(f"{len(items)} items: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items()))

@@ -9,6 +9,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from proofgym.config import ConfigError
+from proofgym.core import describe_validation_error
 
 Text = str | list[dict[str, Any]]
 
@@ -46,10 +47,7 @@ def read_completions(path: str | Path) -> list[CompletionRecord]:
             try:
                 records.append(CompletionRecord.model_validate(data))
             except ValidationError as exc:
-                err = exc.errors()[0]
-                where = ".".join(str(p) for p in err["loc"]) or "<line>"
-                what = "unknown key" if err["type"] == "extra_forbidden" else err["msg"]
-                raise ConfigError(f"{path}:{number}: {where}: {what}") from None
+                raise ConfigError(f"{path}:{number}: {describe_validation_error(exc.errors()[0])}") from None
     if not records:
         raise ConfigError(f"{path}: no completions found (expected one JSON object per line)")
     return records

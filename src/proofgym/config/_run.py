@@ -8,6 +8,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator, model_validator
 
 from proofgym.config._errors import ConfigError
+from proofgym.core import describe_validation_error
 from proofgym.config._files import read_config_file
 from proofgym.parsers import JSONBlockParser, ParseLimits, RegexFactParser
 from proofgym.rewards import DefaultRewardShaper, ErrorBudget, RewardFunction, ShaperConfig
@@ -127,21 +128,12 @@ class RunConfig(_Strict):
         )
 
 
-def _describe(error: dict[str, Any]) -> str:
-    where = ".".join(str(part) for part in error["loc"]) or "<top level>"
-    if error["type"] == "extra_forbidden":
-        return f"{where}: unknown key"
-    if error["type"] == "missing":
-        return f"{where}: required key missing"
-    return f"{where}: {error['msg']}"
-
-
 def parse_run_config(data: dict[str, Any], *, source: str | Path = "<config>") -> RunConfig:
     """Validate already-parsed config data; errors name the source and every bad key path."""
     try:
         config = RunConfig.model_validate(data)
     except ValidationError as exc:
-        problems = "\n".join(f"  {_describe(err)}" for err in exc.errors())
+        problems = "\n".join(f"  {describe_validation_error(err)}" for err in exc.errors())
         raise ConfigError(f"{source}: invalid run config:\n{problems}") from None
     config._source = Path(source) if source != "<config>" else None
     return config

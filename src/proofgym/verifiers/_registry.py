@@ -7,6 +7,7 @@ from typing import Any, Callable, Mapping
 
 from pydantic import BaseModel, ValidationError
 
+from proofgym.core import describe_validation_error
 from proofgym.verifiers._protocol import Verifier
 
 
@@ -38,11 +39,7 @@ def validate_verifier_options(kind: str, options: Mapping[str, Any]) -> BaseMode
     try:
         return _KINDS[kind].options.model_validate(dict(options))
     except ValidationError as exc:
-        problems = "; ".join(
-            f"{'.'.join(str(p) for p in err['loc']) or '<options>'}: "
-            f"{'unknown key' if err['type'] == 'extra_forbidden' else err['msg']}"
-            for err in exc.errors()
-        )
+        problems = "; ".join(map(describe_validation_error, exc.errors()))
         raise ValueError(f"invalid options for verifier kind {kind!r}: {problems}") from None
 
 
