@@ -9,6 +9,8 @@ STAMP := $(VENV)/.installed
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
+	# torch first, so that nothing that depends on it pulls a CUDA build
+	$(BIN)/python -m pip install --quiet 'torch==2.13.0'
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	touch $(STAMP)
 
