@@ -14,11 +14,13 @@ import proofgym
 from proofgym.config import ConfigError, load_run_config
 from proofgym.cli._completions import read_completions
 from proofgym.cli._rules import rules_app
+from proofgym.cli._traces import traces_app
 from proofgym.cli._verilog import verilog_app
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help="Auditable verifiable rewards for LLM training.")
 app.add_typer(rules_app, name="rules")
 app.add_typer(verilog_app, name="verilog")
+app.add_typer(traces_app, name="traces")
 console = Console()
 errors = Console(stderr=True)
 

@@ -1,0 +1,171 @@
+"""``TraceWriter``: record sessions from any thread without waiting on the database.
+
+``submit`` validates and snapshots the session in the caller's thread (later mutation changes nothing) and queues
+it; one worker thread writes up to ``max_batch`` sessions per transaction, waiting at most ``max_delay_s`` for a
+batch to fill. A batch that fails is retried one session at a time, so a bad session (a duplicate id, an unknown
+run) loses only itself. Failures are kept and raised together, naming every failed session, by the next
+``flush()`` or ``close()``; invalid sessions are reported the same way instead of raising in the rollout loop.
+"""
+
+from __future__ import annotations
+
+import atexit
+import sys
+import threading
+import time
+import weakref
+from collections import deque
+from typing import TYPE_CHECKING
+
+from proofgym.traces._codec import EncodedSession, encode_session
+from proofgym.traces._errors import TraceStoreError, TraceValidationError, TraceWriteError
+from proofgym.traces._records import SessionTrace
+
+if TYPE_CHECKING:
+    from proofgym.traces._store import TraceStore
+
+_open_writers: weakref.WeakSet[TraceWriter] = weakref.WeakSet()
+
+
+class TraceWriter:
+    """A thread-safe, batching writer in front of a ``TraceStore`` (use as a context manager, or ``close()``).
+
+    ``max_pending`` bounds the queue: ``submit`` blocks while that many sessions wait to be written. Writers still
+    open at interpreter exit are closed then (failures are printed to stderr, as nothing can catch them).
+    """
+
+    def __init__(self, store: TraceStore, *, max_batch: int = 64, max_delay_s: float = 0.05,
+                 max_pending: int = 10_000) -> None:
+        if isinstance(max_batch, bool) or not isinstance(max_batch, int) or max_batch < 1:
+            raise ValueError(f"max_batch must be a positive integer, got {max_batch!r}")
+        if isinstance(max_delay_s, bool) or not isinstance(max_delay_s, (int, float)) or not 0 <= max_delay_s < 3600:
+            raise ValueError(f"max_delay_s must be a number of seconds in [0, 3600), got {max_delay_s!r}")
+        if isinstance(max_pending, bool) or not isinstance(max_pending, int) or max_pending < max_batch:
+            raise ValueError(f"max_pending must be an integer >= max_batch ({max_batch}), got {max_pending!r}")
+        self.store = store
+        self.max_batch, self.max_delay_s, self.max_pending = max_batch, float(max_delay_s), max_pending
+        self.sessions_written = 0
+        self.batches_written = 0
+        self._cond = threading.Condition()
+        self._pending: deque[EncodedSession] = deque()
+        self._failures: list[tuple[str, BaseException]] = []
+        self._submitted = 0
+        self._settled = 0  # written or failed
+        self._flushing = 0
+        self._closing = False
+        self._thread = threading.Thread(target=self._run, name="proofgym-trace-writer", daemon=True)
+        self._thread.start()
+        _open_writers.add(self)
+
+    def __enter__(self) -> TraceWriter:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def submit(self, session: SessionTrace) -> None:
+        """Queue a session for writing (blocks only while ``max_pending`` sessions are queued)."""
+        if not isinstance(session, SessionTrace):
+            raise TypeError(f"TraceWriter.submit takes a SessionTrace, got {type(session).__name__}")
+        try:
+            encoded: EncodedSession | None = encode_session(session)
+            failure = None
+        except TraceValidationError as exc:
+            encoded, failure = None, exc
+        with self._cond:
+            if self._closing:
+                raise TraceStoreError("TraceWriter is closed; submit sessions before close()")
+            if failure is not None:
+                self._failures.append((str(session.session_id), failure))
+                return
+            while len(self._pending) >= self.max_pending and not self._closing:
+                self._cond.wait()
+            if self._closing:
+                raise TraceStoreError("TraceWriter was closed while this submit waited for room")
+            self._pending.append(encoded)
+            self._submitted += 1
+            self._cond.notify_all()
+
+    def flush(self, timeout: float | None = None) -> None:
+        """Block until every session submitted so far is committed (or failed); raise ``TraceWriteError`` if any
+        failed since the last flush. ``TimeoutError`` if that takes longer than ``timeout`` seconds."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        with self._cond:
+            target = self._submitted
+            self._flushing += 1
+            self._cond.notify_all()
+            try:
+                while self._settled < target:
+                    if not self._thread.is_alive():
+                        raise TraceStoreError("the TraceWriter's worker thread has stopped")
+                    left = None if deadline is None else deadline - time.monotonic()
+                    if left is not None and left <= 0:
+                        raise TimeoutError(f"TraceWriter.flush: {target - self._settled} session(s) still "
+                                           f"unwritten after {timeout} s")
+                    self._cond.wait(0.5 if left is None else min(left, 0.5))
+            finally:
+                self._flushing -= 1
+            self._raise_failures()
+
+    def close(self) -> None:
+        """Write everything queued, stop the worker, and raise ``TraceWriteError`` for any failed session."""
+        with self._cond:
+            self._closing = True
+            self._cond.notify_all()
+        self._thread.join()
+        _open_writers.discard(self)
+        with self._cond:
+            self._raise_failures()
+
+    def _raise_failures(self) -> None:
+        failures, self._failures = self._failures, []
+        if failures:
+            raise TraceWriteError(failures)
+
+    def _run(self) -> None:
+        while True:
+            with self._cond:
+                while not self._pending and not self._closing:
+                    self._cond.wait()
+                if not self._pending:
+                    return
+                deadline = time.monotonic() + self.max_delay_s
+                while len(self._pending) < self.max_batch and not (self._closing or self._flushing):
+                    left = deadline - time.monotonic()
+                    if left <= 0:
+                        break
+                    self._cond.wait(left)
+                batch = [self._pending.popleft() for _ in range(min(self.max_batch, len(self._pending)))]
+                self._cond.notify_all()  # room for submitters waiting on max_pending
+            failures = self._write(batch)
+            with self._cond:
+                self._failures.extend(failures)
+                self._settled += len(batch)
+                self.sessions_written += len(batch) - len(failures)
+                self._cond.notify_all()
+
+    def _write(self, batch: list[EncodedSession]) -> list[tuple[str, BaseException]]:
+        try:
+            self.store._write_encoded(batch)
+            self.batches_written += 1
+            return []
+        except Exception as exc:  # noqa: BLE001 - every failure is kept and raised by flush/close
+            if len(batch) == 1:
+                return [(batch[0].session_id, exc)]
+        failures = []
+        for encoded in batch:
+            try:
+                self.store._write_encoded([encoded])
+                self.batches_written += 1
+            except Exception as exc:  # noqa: BLE001
+                failures.append((encoded.session_id, exc))
+        return failures
+
+
+@atexit.register
+def _close_open_writers() -> None:
+    for writer in list(_open_writers):
+        try:
+            writer.close()
+        except Exception as exc:  # noqa: BLE001 - at exit there is no caller left to raise to
+            print(f"proofgym: TraceWriter at exit: {exc}", file=sys.stderr)
