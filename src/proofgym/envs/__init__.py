@@ -1,21 +1,46 @@
-"""Multi-step tool environments: the protocol, a base class for tool-calling environments, and a registry."""
+"""Multi-step tool environments: the protocol, a base class for tool-calling environments, and a registry.
+
+Registered: ``verilog`` and one single-turn environment per shipped rulebook domain
+(``grant_eligibility``, ``loan``). ``RulebookEnv``, ``RulebookEnvConfig`` and ``default_run_config``
+are imported on first use, so that importing this package loads no domain.
+"""
+
+from typing import Any
 
 from proofgym.envs._core import Environment, Observation, StepResult
 from proofgym.envs._registry import env_names, make, register_env
+from proofgym.envs._rulebook_factory import SHIPPED_RULEBOOK_DOMAINS, register_rulebook_env
 from proofgym.envs._tool_env import ToolEnv, ToolResult
 from proofgym.envs._tools import Tool, ToolCall
 
 register_env("verilog", "proofgym.verilog._env:make_verilog_env")
+for _domain in SHIPPED_RULEBOOK_DOMAINS:
+    register_rulebook_env(_domain)
+
+_LAZY = {"RulebookEnv", "RulebookEnvConfig", "default_run_config"}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        from proofgym.envs import _rulebook
+
+        return getattr(_rulebook, name)
+    raise AttributeError(f"module 'proofgym.envs' has no attribute {name!r}")
+
 
 __all__ = [
     "Environment",
     "Observation",
+    "RulebookEnv",
+    "RulebookEnvConfig",
     "StepResult",
     "Tool",
     "ToolCall",
     "ToolEnv",
     "ToolResult",
+    "default_run_config",
     "env_names",
     "make",
     "register_env",
+    "register_rulebook_env",
 ]

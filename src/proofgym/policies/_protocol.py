@@ -14,12 +14,15 @@ class PolicyRequest:
 
     ``messages`` is the OpenAI chat history (system, user observations, assistant replies, tool
     results); ``tools`` the environment's tools in the OpenAI tool format; ``turn`` counts from 1.
+    ``accepts_text`` is true when the environment also takes plain text as an action (a
+    single-turn answer): a reply with no tool call is then the action itself, not an error.
     """
 
     messages: list[Mapping[str, Any]]
     tools: list[Mapping[str, Any]] = field(default_factory=list)
     turn: int = 1
     seed: int | None = None
+    accepts_text: bool = False
 
 
 @dataclass(frozen=True)
@@ -30,13 +33,18 @@ class PolicyReply:
     for a text-only environment); ``message`` is the assistant message to append to the history;
     ``lm_calls`` records each model call made for it. ``error`` is set, and ``action`` is None,
     when the policy could not produce an action (unreachable server, unparseable reply): the
-    rollout loop turns that into an error observation, never a crash.
+    rollout loop turns that into an error observation, never a crash. ``unavailable`` marks an
+    error that is not the model's doing (the server unreachable or answering with an HTTP error
+    after retries, a malformed response body, a model that failed to run): the loop then ends the
+    session with status ``"error"`` instead of charging the agent a turn, so an outage is never
+    scored as a bad answer.
     """
 
     action: Any
     message: Mapping[str, Any]
     lm_calls: list[LMCallEvent] = field(default_factory=list)
     error: str | None = None
+    unavailable: bool = False
 
 
 @runtime_checkable

@@ -1,0 +1,294 @@
+"""Single-turn rulebook environments: one record of a shipped domain, one answer, scored by the domain's reward path.
+
+``reset(seed)`` draws one record of the domain deterministically and shows it with the domain's
+prompt; the one action is the answer (the ``answer`` tool, or the completion as plain text), which
+is scored by the same :class:`~proofgym.rewards.RewardFunction` a trainer uses -- the one built from
+the domain's default run config (``configs/<domain>.yaml``), or from ``run_config`` -- and ends the
+episode. So a rulebook domain is served, rolled out and evaluated exactly like the Verilog
+environment, with the same verdicts and reward components.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import math
+from pathlib import Path
+from typing import Any, Callable
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from proofgym.config import ConfigError, RunConfig, load_run_config, parse_run_config
+from proofgym.core import describe_validation_error
+from proofgym.domains import Domain, Record, build_example, get_domain
+from proofgym.envs._core import Observation, StepResult
+from proofgym.envs._tool_env import ToolEnv, ToolResult
+from proofgym.envs._tools import MAX_ACTION_CHARS, Tool, ToolCall
+from proofgym.rewards import RewardFunction
+
+ANSWER_TOOL = Tool(
+    "answer",
+    "Submit your complete answer (reasoning and decision block, in the format the instructions give); "
+    "this ends the episode.",
+    {
+        "type": "object",
+        "properties": {"completion": {"type": "string", "description": "your full answer text"}},
+        "required": ["completion"],
+        "additionalProperties": False,
+    },
+)
+# The keys that make a JSON object a tool call (the envelopes parse_action reads), not an answer.
+_CALL_KEYS = frozenset({"tool", "name", "function"})
+
+
+class RulebookEnvConfig(BaseModel):
+    """Configuration of a rulebook environment.
+
+    ``chat``: the prompt as a system message plus the record as the user message (``True``), or
+    one user message holding both. ``seed_offset`` is added to every seed (disjoint offsets give
+    disjoint record sets, e.g. for held-out evaluation). ``max_turns`` above 1 lets the agent retry
+    after a malformed tool call (a format failure in the answer itself still ends the episode).
+    ``run_config``: a run config file whose reward path scores the answers, instead of the
+    domain's default.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    chat: bool = True
+    seed_offset: int = Field(0, ge=0, le=1 << 62)
+    max_turns: int = Field(1, ge=1, le=100)
+    run_config: str | None = Field(None, min_length=1)
+
+
+def default_run_config(domain: str | Domain) -> RunConfig:
+    """The domain's default reward path: its own output contract, the embedded kernel, the default shaping.
+
+    The same config as the shipped ``configs/<domain>.yaml`` (a test keeps the two equal).
+    """
+    domain = get_domain(domain) if isinstance(domain, str) else domain
+    spec = domain.spec
+    data = {
+        "name": domain.name,
+        "parser": {
+            "kind": "json_block",
+            "answer_key": spec.answer_key,
+            "facts_key": spec.facts_key,
+            "tag": spec.tag,
+            "reasoning_tag": spec.reasoning_tag,
+            "decisions": list(spec.decisions),
+            "require_facts": True,
+        },
+        "verifier": {"kind": "rulebook", "domain": domain.name},
+        "runtime": {"max_concurrency": 16, "timeout_s": 10, "batch_size": 32, "retries": 2, "cache_size": 100_000},
+        "reward": {
+            "weights": {"format": 0.1, "certified": 0.5, "correct": 1.0, "grounded": 0.3, "graded": 0.2},
+            "graded_from": "rule_mentions",
+            "penalties": {"rejected": 0.3},
+            "floor": -1.0,
+            "on_invalid": "abstain",
+        },
+        "error_budget": {"max_invalid_share": 0.2, "action": "warn"},
+    }
+    return parse_run_config(data, source=f"<default run config of {domain.name}>")
+
+
+class RulebookEnv(ToolEnv):
+    """Answer one record of a rulebook domain; the answer is scored by the domain's reward path.
+
+    The observation's ``text`` is the user prompt and its ``data`` holds ``system`` (the system
+    prompt, ``None`` when ``chat`` is off), ``messages`` (the chat prompt), ``domain``, ``seed`` and
+    ``record_id`` -- never the gold decision. The action is ``{"tool": "answer", "args":
+    {"completion": ...}}`` or the completion as plain text (any text that is not a JSON tool call).
+    The answer step's reward is the shaped reward, its ``info`` carries ``verdict``, ``outcome``,
+    ``reward_components`` (the shaper's contributions, which sum to the reward), ``claimed_decision``,
+    ``correct`` (the claimed decision is the gold one), ``passed`` (and certified, on the record's
+    own facts: the top outcome), ``gold``, ``branch``, ``reason`` and ``abstained``; an invalid verification
+    abstains: reward 0.0 and ``abstained`` true, a sample to drop rather than score. An episode that
+    ends without an answer (malformed tool calls until the turn limit) scores the floor, as a format
+    failure does, so a malformed call never beats a wrong answer.
+
+    By default all instances of a domain in the process share one reward function per run config
+    (building one loads and compiles the rulebook; sharing also shares its verification cache); it
+    is thread-safe and outlives the instances. ``reward_function`` gives an instance its own, which
+    the caller closes.
+    """
+
+    accepts_text = True
+
+    def __init__(self, domain: str | Domain, *, config: RulebookEnvConfig | None = None,
+                 reward_function: RewardFunction | None = None) -> None:
+        self.domain = get_domain(domain) if isinstance(domain, str) else domain
+        self.config = config or RulebookEnvConfig()
+        super().__init__([ANSWER_TOOL], max_turns=self.config.max_turns)
+        if reward_function is None:
+            reward_function = shared_reward_function(self.domain.name, self.config.run_config)
+        self.reward_function = reward_function
+        self._floor = float(reward_function.shaper.bounds[0])
+        self._period = balance_period(self.domain)
+        self._record: Record | None = None
+        self._example: dict[str, Any] = {}
+        self._answered = False
+
+    @property
+    def record(self) -> Record:
+        """The current episode's record (for tests and tooling such as an oracle; never shown to the agent)."""
+        if self._record is None:
+            raise RuntimeError("no episode yet: call reset() first")
+        return self._record
+
+    def record_for(self, seed: int) -> Record:
+        """The record ``reset(seed)`` draws: record ``s mod P`` of ``domain.generate(s // P, P)``.
+
+        ``s`` is ``seed + seed_offset`` and ``P`` the period of the generator's balance schedule,
+        so seeds ``0 .. P-1`` are exactly the records of ``build_dataset(domain, 0, P)`` and any
+        ``P`` consecutive seeds from a multiple of ``P`` cover every decision and rule branch evenly.
+        """
+        shifted = seed + self.config.seed_offset
+        block, index = divmod(shifted, self._period)
+        return _records(self.domain.generate, block, self._period)[index]
+
+    def step(self, action: Any) -> StepResult:
+        """Score the answer (a tool call or plain text); nothing in ``action`` makes this raise."""
+        text = _plain_text(action)
+        result = super().step(ToolCall(ANSWER_TOOL.name, {"completion": text}) if text is not None else action)
+        if result.truncated and not self._answered:
+            components = {**result.info["reward_components"], "no_answer": self._floor}
+            info = {**result.info, "reward_components": components, "outcome": "no_answer", "verdict": None,
+                    "correct": False, "passed": False, "abstained": False}
+            return StepResult(result.observation, sum(components.values()), True, True, info)
+        return result
+
+    def _reset(self, seed: int) -> Observation:
+        self._record = self.record_for(seed)
+        self._example = build_example(self.domain, self._record, chat=self.config.chat)
+        self._answered = False
+        prompt = self._example["prompt"]
+        if self.config.chat:
+            messages = [dict(message) for message in prompt]
+            system, text = messages[0]["content"], messages[-1]["content"]
+        else:
+            messages, system, text = [{"role": "user", "content": prompt}], None, prompt
+        data = {"system": system, "messages": messages, "domain": self.domain.name, "seed": seed,
+                "record_id": self._record.id}
+        return Observation(text, data)
+
+    def _call_tool(self, call: ToolCall) -> ToolResult:
+        self._answered = True
+        example = self._example
+        item = self.reward_function.score([example["prompt"]], [call.args["completion"]], [example])[0]
+        if item.reward is None:
+            rewards: dict[str, float] = {}
+        elif item.outcome == "format_error":
+            rewards = {"format_failure": item.reward}
+        else:
+            rewards = dict(item.contributions)
+            residual = item.reward - sum(rewards.values())
+            if residual:  # the shaper clamped the sum into its bounds
+                rewards["clamp"] = residual
+        claimed = None if item.claim is None else item.claim.decision
+        correct = claimed is not None and claimed.strip().casefold() == example["gold"].casefold()
+        # The top outcome: the certified decision is the gold one, on the record's own facts.
+        passed = all(item.components.get(name) == 1.0 for name in ("certified", "correct", "grounded"))
+        info = {
+            "tool": ANSWER_TOOL.name,
+            "verdict": None if item.verdict is None else item.verdict.to_dict(),
+            "outcome": item.outcome,
+            "claimed_decision": claimed,
+            "correct": correct,
+            "passed": passed,
+            "gold": example["gold"],
+            "branch": example["branch"],
+            "reason": item.reason,
+            "format_error": item.format_error,
+            "abstained": item.reward is None,
+            "record_id": example["id"],
+        }
+        reward = "none (the answer could not be verified)" if item.reward is None else f"{item.reward:+.3f}"
+        text = f"Answer scored: {item.outcome}, reward {reward}."
+        data = {"outcome": item.outcome, "reward": item.reward, "claimed_decision": claimed}
+        return ToolResult(Observation(text, data), rewards, done=True, info=info)
+
+
+def balance_period(domain: Domain) -> int:
+    """How many consecutive records of the domain's generator cover every decision and branch evenly.
+
+    Record ``i`` targets decision ``i mod D`` and then that decision's branches in turn, so the
+    schedule repeats every ``D x lcm(branch counts)`` records.
+    """
+    by_decision: dict[str, int] = {}
+    for decision in domain.branches.values():
+        by_decision[decision] = by_decision.get(decision, 0) + 1
+    if not by_decision:
+        return 1
+    return len(by_decision) * math.lcm(*by_decision.values())
+
+
+def shared_reward_function(domain: str, run_config: str | None = None) -> RewardFunction:
+    """The process's reward function for ``domain`` and a run config file (``None``: the domain's default).
+
+    Built once per domain and config file version (path, size, modification time), then shared.
+    """
+    if run_config is None:
+        return _reward_function(domain, None)
+    path = Path(run_config).resolve()
+    try:
+        stat = path.stat()
+    except OSError:
+        raise ConfigError(f"{run_config}: config file not found") from None
+    return _reward_function(domain, (str(path), stat.st_size, stat.st_mtime_ns))
+
+
+@functools.lru_cache(maxsize=32)
+def _reward_function(domain: str, run_config: tuple[str, int, int] | None) -> RewardFunction:
+    run = default_run_config(domain) if run_config is None else load_run_config(run_config[0])
+    _check_run_config(run)
+    return run.reward_function()
+
+
+@functools.lru_cache(maxsize=16)
+def _records(generate: Callable[[int, int], list[Record]], block: int, period: int) -> tuple[Record, ...]:
+    # One generator call per block of seeds; records are immutable, so blocks can be shared.
+    return tuple(generate(block, period))
+
+
+def _check_run_config(run: RunConfig) -> None:
+    """Refuse reward paths that raise on invalid verifications: an environment step must never raise."""
+    where = str(run.source) if run.source is not None else f"run config {run.name!r}"
+    if run.reward.on_invalid == "raise":
+        raise ConfigError(f"{where}: reward.on_invalid: an environment cannot raise on an invalid "
+                          "verification; use abstain or floor")
+    if run.error_budget.action == "abort":
+        raise ConfigError(f"{where}: error_budget.action: an environment scores one answer at a time and "
+                          "cannot abort; use warn")
+
+
+def _plain_text(action: Any) -> str | None:
+    """The completion, when ``action`` is plain text rather than a JSON tool call; otherwise ``None``."""
+    if isinstance(action, (bytes, bytearray)):
+        try:
+            action = bytes(action).decode("utf-8")
+        except UnicodeDecodeError:
+            return None  # ToolEnv reports it
+    if not isinstance(action, str):
+        return None
+    if len(action) <= MAX_ACTION_CHARS and action.lstrip().startswith("{"):
+        try:
+            decoded = json.loads(action)
+        except (ValueError, RecursionError):
+            return action
+        if isinstance(decoded, dict) and _CALL_KEYS & set(decoded):
+            return None
+    return action
+
+
+def make_rulebook_env(domain: str, *, reward_function: RewardFunction | None = None,
+                      **config: Any) -> RulebookEnv:
+    """``make(domain, **config)``: the config's fields as keyword arguments, plus ``reward_function``."""
+    try:
+        validated = RulebookEnvConfig(**config)
+    except ValidationError as exc:
+        problems = "; ".join(describe_validation_error(error) for error in exc.errors())
+        raise ConfigError(f"environment {domain!r}: invalid config: {problems} "
+                          f"(the keys are {sorted(RulebookEnvConfig.model_fields)})") from None
+    return RulebookEnv(domain, config=validated, reward_function=reward_function)
+

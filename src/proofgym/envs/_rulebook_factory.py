@@ -1,0 +1,32 @@
+"""Rulebook domains as registered environments, without importing the domains until one is made."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from proofgym.envs._core import Environment
+from proofgym.envs._registry import register_env
+
+# The domains proofgym ships (proofgym.domains); a test keeps this list equal to the registry's.
+SHIPPED_RULEBOOK_DOMAINS = ("grant_eligibility", "loan")
+
+
+class RulebookEnvFactory:
+    """``factory(**config)`` builds a :class:`~proofgym.envs.RulebookEnv` of one domain (imported on first call)."""
+
+    def __init__(self, domain: str) -> None:
+        self.domain = domain
+
+    def __call__(self, **config: Any) -> Environment:
+        from proofgym.envs._rulebook import make_rulebook_env
+
+        return make_rulebook_env(self.domain, **config)
+
+    def __repr__(self) -> str:
+        return f"RulebookEnvFactory({self.domain!r})"
+
+
+def register_rulebook_env(domain: str, name: str | None = None) -> None:
+    """Register the single-turn environment of rulebook domain ``domain`` (a name ``get_domain`` knows)
+    under ``name`` (default: the domain's name)."""
+    register_env(name or domain, RulebookEnvFactory(domain))

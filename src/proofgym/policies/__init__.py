@@ -1,0 +1,55 @@
+"""Policies: what acts in an environment -- an OpenAI-compatible server, a local Hugging Face model, a script.
+
+``OpenAIChatPolicy`` (httpx) and ``HFLocalPolicy`` (torch, transformers) are imported on first use,
+so importing this package loads neither.
+"""
+
+from typing import Any
+
+from proofgym.policies._build import (
+    HFPolicyConfig,
+    OpenAIPolicyConfig,
+    OraclePolicyConfig,
+    ScriptedPolicyConfig,
+    build_policy,
+    policy_names,
+)
+from proofgym.policies._oracle import OraclePolicy
+from proofgym.policies._protocol import Policy, PolicyReply, PolicyRequest
+from proofgym.policies._scripted import ScriptedPolicy
+from proofgym.policies._text_calls import read_text_action, tool_instructions, with_tool_instructions
+
+_LAZY = {
+    "OpenAIChatPolicy": "proofgym.policies._openai",
+    "chat_completions_url": "proofgym.policies._openai",
+    "HFLocalPolicy": "proofgym.policies._hf",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'proofgym.policies' has no attribute {name!r}")
+
+
+__all__ = [
+    "HFLocalPolicy",
+    "HFPolicyConfig",
+    "OpenAIChatPolicy",
+    "OpenAIPolicyConfig",
+    "OraclePolicy",
+    "OraclePolicyConfig",
+    "Policy",
+    "PolicyReply",
+    "PolicyRequest",
+    "ScriptedPolicy",
+    "ScriptedPolicyConfig",
+    "build_policy",
+    "chat_completions_url",
+    "policy_names",
+    "read_text_action",
+    "tool_instructions",
+    "with_tool_instructions",
+]

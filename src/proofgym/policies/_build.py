@@ -1,0 +1,139 @@
+"""Building a policy by name from a config mapping (an eval file's ``[eval.policy_config]``, a request body)."""
+
+from __future__ import annotations
+
+import os
+from typing import Any, Callable, Literal, Mapping
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from proofgym.config import ConfigError
+from proofgym.core import describe_validation_error
+from proofgym.policies._protocol import Policy
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class OpenAIPolicyConfig(_Strict):
+    """Config of :class:`OpenAIChatPolicy`. The API key comes from the environment variable ``api_key_env``."""
+
+    model: str = Field(min_length=1)
+    inference_url: str = Field(min_length=1)
+    api_key_env: str | None = Field(None, min_length=1)
+    temperature: float = Field(0.0, ge=0.0, le=2.0)
+    top_p: float | None = Field(None, gt=0.0, le=1.0)
+    max_tokens: int = Field(1024, ge=1)
+    timeout_s: float = Field(60.0, gt=0.0, allow_inf_nan=False)
+    max_retries: int = Field(3, ge=0, le=100)
+    tool_mode: Literal["auto", "native", "json"] = "auto"
+    extra_body: dict[str, Any] | None = None
+    backoff_base_s: float = Field(0.5, ge=0.0, allow_inf_nan=False)
+    backoff_max_s: float = Field(8.0, ge=0.0, allow_inf_nan=False)
+    max_retry_after_s: float = Field(60.0, ge=0.0, allow_inf_nan=False)
+    policy_id: str | None = Field(None, min_length=1)
+
+
+class HFPolicyConfig(_Strict):
+    """Config of :class:`HFLocalPolicy`: ``model`` (and optionally ``tokenizer``) is a local path or hub id."""
+
+    model: str = Field(min_length=1)
+    tokenizer: str | None = Field(None, min_length=1)
+    max_new_tokens: int = Field(256, ge=1)
+    temperature: float = Field(0.0, ge=0.0, allow_inf_nan=False)
+    top_p: float | None = Field(None, gt=0.0, le=1.0)
+    seed: int = 0
+    device: str = Field("cpu", min_length=1)
+    generation_kwargs: dict[str, Any] | None = None
+    policy_id: str | None = Field(None, min_length=1)
+
+
+class ScriptedPolicyConfig(_Strict):
+    """Config of :class:`ScriptedPolicy`: the actions to replay, in order."""
+
+    actions: list[Any]
+    policy_id: str = Field("scripted", min_length=1)
+
+
+class OraclePolicyConfig(_Strict):
+    """Config of :class:`OraclePolicy`: the environment (and its config) whose known-good answers to play."""
+
+    env_name: str = Field(min_length=1)
+    env_config: dict[str, Any] = Field(default_factory=dict)
+    policy_id: str = Field("oracle", min_length=1)
+
+
+def _openai(config: OpenAIPolicyConfig) -> Policy:
+    from proofgym.policies._openai import OpenAIChatPolicy
+
+    options = config.model_dump(exclude={"api_key_env"})
+    api_key = None
+    if config.api_key_env is not None:
+        api_key = os.environ.get(config.api_key_env)
+        if not api_key:
+            raise ConfigError(f"api_key_env: the environment variable {config.api_key_env!r} is not set")
+    return OpenAIChatPolicy(options.pop("model"), options.pop("inference_url"), api_key=api_key, **options)
+
+
+def _hf(config: HFPolicyConfig) -> Policy:
+    from proofgym.policies._hf import HFLocalPolicy
+
+    options = config.model_dump(exclude={"model", "tokenizer"})
+    tokenizer = None
+    if config.tokenizer is not None:
+        from transformers import AutoTokenizer
+
+        tokenizer = AutoTokenizer.from_pretrained(config.tokenizer)
+    return HFLocalPolicy(config.model, tokenizer, **options)
+
+
+def _scripted(config: ScriptedPolicyConfig) -> Policy:
+    from proofgym.policies._scripted import ScriptedPolicy
+
+    return ScriptedPolicy(config.actions, policy_id=config.policy_id)
+
+
+def _oracle(config: OraclePolicyConfig) -> Policy:
+    from proofgym.policies._oracle import OraclePolicy
+
+    return OraclePolicy(config.env_name, config.env_config, policy_id=config.policy_id)
+
+
+_KINDS: dict[str, tuple[type[BaseModel], Callable[[Any], Policy]]] = {
+    "openai": (OpenAIPolicyConfig, _openai),
+    "hf": (HFPolicyConfig, _hf),
+    "scripted": (ScriptedPolicyConfig, _scripted),
+    "oracle": (OraclePolicyConfig, _oracle),
+}
+_ALIASES = {"vllm": "openai", "openai-chat": "openai", "local": "hf"}
+
+
+def policy_names() -> list[str]:
+    """Every name ``build_policy`` accepts, aliases included, sorted."""
+    return sorted([*_KINDS, *_ALIASES])
+
+
+def build_policy(name: str, config: Mapping[str, Any] | None = None) -> Policy:
+    """A policy by ``name`` (``openai`` / ``vllm`` / ``openai-chat``, ``hf`` / ``local``, ``scripted``,
+    ``oracle``), built from ``config`` validated strictly: :class:`~proofgym.config.ConfigError`
+    names an unknown policy, every unknown or invalid key, or a missing API key variable."""
+    kind = _ALIASES.get(name, name)
+    if kind not in _KINDS:
+        raise ConfigError(f"unknown policy {name!r}; expected one of {policy_names()}")
+    if config is not None and not isinstance(config, Mapping):
+        raise ConfigError(f"policy {name!r}: the config must be a mapping, got {type(config).__name__}")
+    data = dict(config or {})
+    if "api_key" in data:
+        raise ConfigError(f"policy {name!r}: api_key: secrets must not be stored in configs; "
+                          "set api_key_env to the name of an environment variable holding the key")
+    model, build = _KINDS[kind]
+    try:
+        validated = model.model_validate(data)
+    except ValidationError as exc:
+        problems = "; ".join(describe_validation_error(error) for error in exc.errors())
+        raise ConfigError(f"policy {name!r}: invalid config: {problems}") from None
+    try:
+        return build(validated)
+    except (ValueError, TypeError, OSError) as exc:  # a bad URL, a model path that does not exist, an env config
+        raise ConfigError(f"policy {name!r}: {exc}") from None

@@ -1,0 +1,385 @@
+"""A policy backed by an OpenAI-compatible chat completions server: vLLM, a hosted API, or a local server."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import math
+import random
+import time
+from dataclasses import dataclass
+from email.utils import parsedate_to_datetime
+from typing import Any, Literal, Mapping
+from urllib.parse import urlsplit, urlunsplit
+
+import httpx
+
+from proofgym.policies._protocol import PolicyReply, PolicyRequest
+from proofgym.policies._text_calls import message_text, read_text_action, with_tool_instructions
+from proofgym.traces import LMCallEvent
+
+ToolMode = Literal["auto", "native", "json"]
+TOOL_MODES: tuple[str, ...] = ("auto", "native", "json")
+# A response body is read up to this size; a larger one is an error, not a memory spike.
+MAX_RESPONSE_BYTES = 16 << 20
+# Request keys the policy owns; extra_body may set any other (stop, seed, logprobs, chat_template_kwargs...).
+_RESERVED_KEYS = frozenset({"model", "messages", "tools", "stream", "n"})
+_EXCERPT_CHARS = 500
+
+
+def chat_completions_url(inference_url: str) -> str:
+    """The chat completions endpoint for ``inference_url``, keeping its query string.
+
+    ``http://host:8000/v1``, ``http://host:8000/v1/`` and ``http://host:8000/v1/chat/completions``
+    all give ``http://host:8000/v1/chat/completions``; ``...?cid=trace_abc`` keeps ``?cid=trace_abc``
+    (the trainer correlates traces by it).
+    """
+    if not isinstance(inference_url, str) or not inference_url.strip():
+        raise ValueError(f"inference_url must be an http(s) URL, got {inference_url!r}")
+    parts = urlsplit(inference_url.strip())
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        raise ValueError(f"inference_url must be an http(s) URL with a host, got {inference_url!r}")
+    path = parts.path.rstrip("/")
+    if not path.endswith("/chat/completions"):
+        path += "/chat/completions"
+    return urlunsplit((parts.scheme, parts.netloc, path, parts.query, ""))
+
+
+@dataclass(frozen=True)
+class _Answer:
+    """The end of one POST (after retries): the response payload, or why there is none."""
+
+    payload: dict[str, Any] | None = None
+    error: str | None = None
+    tools_rejected: bool = False
+
+
+@dataclass(frozen=True)
+class _Attempt:
+    status: int | None
+    payload: dict[str, Any] | None = None
+    error: str | None = None
+    retryable: bool = False
+    retry_after_s: float | None = None
+    body_excerpt: str = ""
+
+
+class OpenAIChatPolicy:
+    """Acts by calling ``POST {inference_url}/chat/completions`` (async, httpx).
+
+    Tool calls: ``tool_mode="native"`` sends the tools and reads native ``tool_calls``; ``"json"``
+    describes the tools in the system message and reads exactly one ``{"tool": ..., "args": {...}}``
+    object from the reply text; ``"auto"`` (default) starts native, reads a text reply as JSON in
+    text, and switches to ``"json"`` for good when the server rejects ``tools`` (HTTP 400/422
+    mentioning tools). A reply with no tool call is the action itself when the environment takes
+    text (``request.accepts_text``), else an error the agent is shown.
+
+    Each HTTP attempt is recorded as an :class:`~proofgym.traces.LMCallEvent` (request body,
+    response, token usage, latency, error). 429, 5xx, timeouts and connection or read errors are
+    retried up to ``max_retries`` times with jittered exponential backoff, waiting ``Retry-After``
+    when the server sends it (at most ``max_retry_after_s``); other 4xx are not retried. ``timeout_s``
+    bounds each attempt's whole wall-clock time. ``act`` never raises on what the server or the model
+    sends: a failed call is a reply with ``error`` and ``unavailable=True``, a model reply that holds
+    no usable action one with ``error`` alone.
+
+    ``api_key`` is sent as ``Authorization: Bearer``. ``client`` is an ``httpx.AsyncClient`` to use
+    (and leave open); otherwise the policy makes its own and ``aclose`` closes it. One instance can
+    serve many concurrent rollouts.
+    """
+
+    def __init__(
+        self,
+        model: str,
+        inference_url: str,
+        *,
+        api_key: str | None = None,
+        temperature: float = 0.0,
+        top_p: float | None = None,
+        max_tokens: int = 1024,
+        timeout_s: float = 60.0,
+        max_retries: int = 3,
+        tool_mode: ToolMode = "auto",
+        extra_body: Mapping[str, Any] | None = None,
+        client: httpx.AsyncClient | None = None,
+        backoff_base_s: float = 0.5,
+        backoff_max_s: float = 8.0,
+        max_retry_after_s: float = 60.0,
+        policy_id: str | None = None,
+    ) -> None:
+        if not isinstance(model, str) or not model.strip():
+            raise ValueError(f"model must be a non-empty string, got {model!r}")
+        _check_number("temperature", temperature, low=0.0, high=2.0)
+        if top_p is not None:
+            _check_number("top_p", top_p, low=0.0, high=1.0, low_open=True)
+        if not isinstance(max_tokens, int) or isinstance(max_tokens, bool) or max_tokens < 1:
+            raise ValueError(f"max_tokens must be a positive integer, got {max_tokens!r}")
+        _check_number("timeout_s", timeout_s, low=0.0, low_open=True)
+        if not isinstance(max_retries, int) or isinstance(max_retries, bool) or max_retries < 0:
+            raise ValueError(f"max_retries must be an integer >= 0, got {max_retries!r}")
+        if tool_mode not in TOOL_MODES:
+            raise ValueError(f"tool_mode must be one of {list(TOOL_MODES)}, got {tool_mode!r}")
+        for name, value in (("backoff_base_s", backoff_base_s), ("backoff_max_s", backoff_max_s),
+                            ("max_retry_after_s", max_retry_after_s)):
+            _check_number(name, value, low=0.0)
+        extra = dict(extra_body or {})
+        reserved = sorted(_RESERVED_KEYS & set(extra))
+        if reserved:
+            raise ValueError(f"extra_body must not set {reserved}: the policy sets them")
+        try:
+            json.dumps(extra, allow_nan=False)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"extra_body must be JSON-serialisable: {exc}") from None
+        if api_key is not None and (not isinstance(api_key, str) or not api_key or "\n" in api_key):
+            raise ValueError("api_key must be a non-empty single-line string")
+        self.model = model
+        self.inference_url = inference_url
+        self.url = chat_completions_url(inference_url)
+        self.policy_id = policy_id or f"openai:{model}"
+        self.temperature = float(temperature)
+        self.top_p = top_p
+        self.max_tokens = max_tokens
+        self.timeout_s = float(timeout_s)
+        self.max_retries = max_retries
+        self.tool_mode = tool_mode
+        self.extra_body = extra
+        self.backoff_base_s = float(backoff_base_s)
+        self.backoff_max_s = float(backoff_max_s)
+        self.max_retry_after_s = float(max_retry_after_s)
+        self._headers = {"Content-Type": "application/json", "Accept": "application/json"}
+        if api_key is not None:
+            self._headers["Authorization"] = f"Bearer {api_key}"
+        self._native = tool_mode != "json"
+        self._client = client
+        self._owns_client = client is None
+        self._client_loop: asyncio.AbstractEventLoop | None = None
+        self._rng = random.Random()
+
+    @property
+    def native_tools(self) -> bool:
+        """Whether the next call sends the tools natively (``False`` after an ``auto`` fallback)."""
+        return self._native
+
+    async def act(self, request: PolicyRequest) -> PolicyReply:
+        calls: list[LMCallEvent] = []
+        try:
+            return await self._act(request, calls)
+        except Exception as exc:  # a bug here must end the session as an error, not crash the loop
+            return _failed(calls, f"the policy failed: {type(exc).__name__}: {exc}")
+
+    async def aclose(self) -> None:
+        """Close the HTTP client the policy made (a client passed in stays open)."""
+        client, self._client = self._client, None
+        if self._owns_client and client is not None and self._client_loop is asyncio.get_running_loop():
+            await client.aclose()
+        self._client_loop = None
+
+    async def _act(self, request: PolicyRequest, calls: list[LMCallEvent]) -> PolicyReply:
+        native = self._native and bool(request.tools)
+        answer = await self._post(self._body(request, native=native), calls)
+        if answer.tools_rejected and self.tool_mode == "auto":
+            self._native = False  # the server does not take tools: JSON in text from now on
+            answer = await self._post(self._body(request, native=False), calls)
+        if answer.payload is None:
+            return _failed(calls, answer.error or "no response")
+        return _read_reply(answer.payload, request, calls)
+
+    def _body(self, request: PolicyRequest, *, native: bool) -> dict[str, Any]:
+        if native:
+            messages = [dict(message) for message in request.messages]
+        else:
+            messages = with_tool_instructions(request.messages, request.tools, accepts_text=request.accepts_text)
+        body: dict[str, Any] = {"model": self.model, "messages": messages, "temperature": self.temperature,
+                                "max_tokens": self.max_tokens}
+        if self.top_p is not None:
+            body["top_p"] = self.top_p
+        if native:
+            body["tools"] = [dict(tool) for tool in request.tools]
+        body.update(self.extra_body)
+        return body
+
+    async def _post(self, body: dict[str, Any], calls: list[LMCallEvent]) -> _Answer:
+        client = self._get_client()
+        for attempt in range(self.max_retries + 1):
+            started = time.perf_counter()
+            result = await self._attempt(client, body)
+            latency = time.perf_counter() - started
+            prompt_tokens, completion_tokens = _usage(result.payload)
+            response = result.payload
+            if response is None and result.status is not None:
+                response = {"status": result.status, "body": result.body_excerpt}
+            calls.append(LMCallEvent(model=self.model, request=body, response=response, prompt_tokens=prompt_tokens,
+                                     completion_tokens=completion_tokens, latency_s=latency, error=result.error))
+            if result.error is None:
+                return _Answer(payload=result.payload)
+            if result.status in (400, 422) and "tools" in body and "tool" in result.body_excerpt.lower():
+                return _Answer(error=result.error, tools_rejected=True)
+            if not result.retryable or attempt == self.max_retries:
+                tries = f" (after {attempt + 1} attempts)" if attempt else ""
+                return _Answer(error=f"{result.error}{tries}")
+            await asyncio.sleep(self._delay(attempt, result.retry_after_s))
+        raise AssertionError("unreachable: the last attempt returns")
+
+    async def _attempt(self, client: httpx.AsyncClient, body: dict[str, Any]) -> _Attempt:
+        try:
+            async with asyncio.timeout(self.timeout_s):
+                async with client.stream("POST", self.url, json=body, headers=self._headers,
+                                         timeout=self.timeout_s) as response:
+                    raw = bytearray()
+                    async for chunk in response.aiter_bytes():
+                        raw += chunk
+                        if len(raw) > MAX_RESPONSE_BYTES:
+                            return _Attempt(response.status_code, error=f"the response is larger than "
+                                                                        f"{MAX_RESPONSE_BYTES} bytes")
+        except (TimeoutError, httpx.TimeoutException):
+            return _Attempt(None, error=f"no response within {self.timeout_s:g} s", retryable=True)
+        except (httpx.NetworkError, httpx.RemoteProtocolError) as exc:
+            return _Attempt(None, error=f"{type(exc).__name__}: {exc or 'connection failed'}", retryable=True)
+        except httpx.HTTPError as exc:
+            return _Attempt(None, error=f"{type(exc).__name__}: {exc}")
+        status = response.status_code
+        text = bytes(raw).decode("utf-8", errors="replace")
+        if 200 <= status < 300:
+            try:
+                payload = json.loads(text)
+            except (ValueError, RecursionError):
+                payload = None
+            if not isinstance(payload, dict):
+                return _Attempt(status, error=f"HTTP {status} with a body that is not a JSON object: "
+                                             f"{_excerpt(text)!r}", body_excerpt=_excerpt(text))
+            return _Attempt(status, payload=payload)
+        detail = _error_detail(text)
+        retryable = status == 429 or status >= 500
+        return _Attempt(status, error=f"HTTP {status}: {detail}", retryable=retryable, body_excerpt=_excerpt(text),
+                        retry_after_s=_retry_after(response.headers.get("retry-after")) if retryable else None)
+
+    def _delay(self, attempt: int, retry_after_s: float | None) -> float:
+        if retry_after_s is not None:
+            return min(retry_after_s, self.max_retry_after_s)
+        ceiling = min(self.backoff_max_s, self.backoff_base_s * 2 ** attempt)
+        return ceiling / 2 + self._rng.uniform(0, ceiling / 2)
+
+    def _get_client(self) -> httpx.AsyncClient:
+        if not self._owns_client:
+            assert self._client is not None
+            return self._client
+        loop = asyncio.get_running_loop()
+        if self._client is None or self._client_loop is not loop:
+            # A client's connections belong to the loop that opened them: a new loop needs a new client.
+            # No cap on connections: rollouts in flight each hold one, and the server does the queueing.
+            limits = httpx.Limits(max_connections=None, max_keepalive_connections=100)
+            self._client = httpx.AsyncClient(timeout=self.timeout_s, limits=limits)
+            self._client_loop = loop
+        return self._client
+
+    def __repr__(self) -> str:
+        return f"OpenAIChatPolicy(model={self.model!r}, url={self.url!r}, tool_mode={self.tool_mode!r})"
+
+
+def _read_reply(payload: Mapping[str, Any], request: PolicyRequest, calls: list[LMCallEvent]) -> PolicyReply:
+    """The action in a chat completion: its one native tool call, or one JSON call (or the answer) in its text."""
+    choices = payload.get("choices")
+    choice = choices[0] if isinstance(choices, list) and choices else None
+    message = choice.get("message") if isinstance(choice, Mapping) else None
+    if not isinstance(choice, Mapping) or not isinstance(message, Mapping):
+        return _failed(calls, "the server's response has no choices[0].message")
+    content = message_text(message.get("content"))
+    finish = choice.get("finish_reason")
+    tool_calls = message.get("tool_calls") or []
+    if not isinstance(tool_calls, list):
+        return _failed(calls, "the server's response has a tool_calls field that is not a list")
+    if tool_calls:
+        return _native_call(tool_calls, content, request, calls)
+    assistant = {"role": "assistant", "content": content}
+    parsed = read_text_action(content, accepts_text=request.accepts_text or not request.tools)
+    if parsed.error is not None:
+        cut = " (the reply was cut off at max_tokens)" if finish == "length" else ""
+        return PolicyReply(None, assistant, calls, error=parsed.error + cut)
+    return PolicyReply(parsed.action, assistant, calls)
+
+
+def _native_call(tool_calls: list[Any], content: str, request: PolicyRequest,
+                 calls: list[LMCallEvent]) -> PolicyReply:
+    rendered = json.dumps(tool_calls, default=str)[:_EXCERPT_CHARS]
+    as_text = {"role": "assistant", "content": f"{content}\n{rendered}".strip()}
+    if len(tool_calls) != 1:
+        return PolicyReply(None, as_text, calls,
+                           error=f"the reply has {len(tool_calls)} tool calls; call exactly one tool per turn")
+    call = tool_calls[0]
+    function = call.get("function") if isinstance(call, Mapping) else None
+    name = function.get("name") if isinstance(function, Mapping) else None
+    if not isinstance(function, Mapping) or not isinstance(name, str) or not name:
+        return PolicyReply(None, as_text, calls, error="the tool call has no function name")
+    arguments = function.get("arguments")
+    if isinstance(arguments, Mapping):
+        arguments = json.dumps(arguments)
+    elif arguments is None:
+        arguments = "{}"
+    elif not isinstance(arguments, str):
+        return PolicyReply(None, as_text, calls, error="the tool call's arguments are neither a JSON string "
+                                                       "nor an object")
+    call_id = call.get("id")
+    if not isinstance(call_id, str) or not call_id:
+        call_id = f"call_{request.turn}"
+    action = {"type": "function", "id": call_id, "function": {"name": name, "arguments": arguments}}
+    return PolicyReply(action, {"role": "assistant", "content": content or None, "tool_calls": [action]}, calls)
+
+
+def _failed(calls: list[LMCallEvent], error: str) -> PolicyReply:
+    return PolicyReply(None, {"role": "assistant", "content": ""}, calls, error=error, unavailable=True)
+
+
+def _usage(payload: Mapping[str, Any] | None) -> tuple[int | None, int | None]:
+    usage = payload.get("usage") if isinstance(payload, Mapping) else None
+    if not isinstance(usage, Mapping):
+        return None, None
+    return _count(usage.get("prompt_tokens")), _count(usage.get("completion_tokens"))
+
+
+def _count(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
+
+
+def _retry_after(value: str | None) -> float | None:
+    """Seconds to wait per ``Retry-After`` (delay-seconds or an HTTP date); ``None`` if absent or unreadable."""
+    if not value:
+        return None
+    try:
+        seconds = float(value)
+    except ValueError:
+        try:
+            seconds = parsedate_to_datetime(value).timestamp() - time.time()
+        except (TypeError, ValueError, IndexError, OverflowError):
+            return None
+    return max(0.0, seconds) if math.isfinite(seconds) else None
+
+
+def _error_detail(text: str) -> str:
+    """The message of an OpenAI-style error body (``{"error": {"message": ...}}`` or vLLM's ``{"message": ...}``)."""
+    try:
+        body = json.loads(text)
+    except (ValueError, RecursionError):
+        return _excerpt(text) or "(empty body)"
+    if isinstance(body, Mapping):
+        error = body.get("error")
+        if isinstance(error, Mapping) and isinstance(error.get("message"), str):
+            return _excerpt(error["message"])
+        for key in ("message", "detail", "error"):
+            if isinstance(body.get(key), str):
+                return _excerpt(body[key])
+    return _excerpt(text)
+
+
+def _excerpt(text: str) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= _EXCERPT_CHARS else text[:_EXCERPT_CHARS - 3] + "..."
+
+
+def _check_number(name: str, value: Any, *, low: float | None = None, high: float | None = None,
+                  low_open: bool = False) -> None:
+    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+    ok = ok and (low is None or (value > low if low_open else value >= low)) and (high is None or value <= high)
+    if not ok:
+        bounds = " ".join(part for part in (
+            "" if low is None else (f"> {low:g}" if low_open else f">= {low:g}"),
+            "" if high is None else f"and <= {high:g}") if part)
+        raise ValueError(f"{name} must be a finite number {bounds}, got {value!r}")

@@ -1,0 +1,343 @@
+"""The rollout loop: a policy and a fresh environment instance, turn by turn, every step recorded."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import math
+import time
+import uuid
+from collections.abc import Callable, Mapping
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+from proofgym.envs import Environment, Observation, make
+from proofgym.policies import Policy, PolicyReply, PolicyRequest
+from proofgym.rollouts._result import RolloutResult
+from proofgym.traces import (
+    EnvEvent,
+    EventReward,
+    LMCallEvent,
+    OutcomeReward,
+    SessionTrace,
+    StepTrace,
+    VerificationEvent,
+)
+
+logger = logging.getLogger("proofgym.rollouts")
+
+
+class _PolicyUnavailable(Exception):
+    """The policy could not act (its model unreachable or failing): the session ends in error."""
+
+
+async def run_rollout(
+    env_name: str,
+    *,
+    seed: int,
+    policy: Policy,
+    env_config: Mapping[str, Any] | None = None,
+    max_turns: int | None = None,
+    max_time_s: float | None = None,
+    run_id: str = "adhoc",
+    session_id: str | None = None,
+    correlation_id: str | None = None,
+    metadata: Mapping[str, Any] | None = None,
+    on_finish: Callable[[RolloutResult], Any] | None = None,
+) -> RolloutResult:
+    """Roll ``policy`` out in a fresh instance of ``env_name`` reset with ``seed``.
+
+    Each turn the policy sees the conversation (the observation's ``system`` text if any, then the
+    observations, its own replies and the tool results) and replies; the action goes to
+    ``env.step``. Environment calls run on a private worker thread (steps may block, e.g. on a
+    judge) and the environment is closed however the rollout ends. At most ``max_turns`` turns
+    (``None``: the environment's own limit); a rollout cut short by it has its last step marked
+    ``truncated``.
+
+    Failures are recorded, not raised: a policy reply with an ``error`` is fed back as an error
+    observation (the environment still charges the turn); a reply marked ``unavailable`` or an
+    exception from the policy or the environment ends the session with status ``"error"``; running
+    past ``max_time_s`` of wall-clock time ends it with status ``"timeout"`` (last step truncated).
+    Cancellation closes the environment, records status ``"cancelled"`` and re-raises.
+    ``on_finish(result)`` is called once the session is final, however it ended (also before a
+    cancellation propagates). ``correlation_id`` defaults to the ``cid`` query parameter of the
+    policy's ``inference_url`` when it has one. Invalid arguments (an unknown environment, a bad
+    ``env_config``) raise before anything runs.
+    """
+    if not isinstance(seed, int) or isinstance(seed, bool):
+        raise TypeError(f"seed must be an int, got {type(seed).__name__}")
+    if max_turns is not None and (not isinstance(max_turns, int) or isinstance(max_turns, bool) or max_turns < 1):
+        raise ValueError(f"max_turns must be a positive integer or None, got {max_turns!r}")
+    if max_time_s is not None and not (isinstance(max_time_s, (int, float)) and math.isfinite(max_time_s)
+                                       and max_time_s > 0):
+        raise ValueError(f"max_time_s must be a finite number of seconds > 0 or None, got {max_time_s!r}")
+    if not isinstance(policy, Policy):
+        raise TypeError(f"policy must have policy_id, async act() and aclose(); got {type(policy).__name__}")
+    worker = _EnvWorker()
+    try:
+        env = await worker.call(make, env_name, **dict(env_config or {}))
+    except BaseException:
+        worker.abandon()
+        raise
+    session = SessionTrace(
+        session_id=session_id or uuid.uuid4().hex,
+        run_id=run_id,
+        env_name=env_name,
+        seed=seed,
+        policy_id=str(policy.policy_id),
+        correlation_id=correlation_id if correlation_id is not None else _cid(policy),
+        started_at=time.time(),
+        metadata=dict(metadata or {}),
+    )
+    messages: list[dict[str, Any]] = []
+    budget = asyncio.timeout(max_time_s)
+    try:
+        try:
+            async with budget:
+                await _play(env, worker, policy, session, messages, seed=seed, max_turns=max_turns)
+        except TimeoutError:
+            if not budget.expired():
+                raise
+            _end(session, "timeout", f"the rollout ran past its wall-clock budget of {max_time_s:g} s")
+    except asyncio.CancelledError:
+        _end(session, "cancelled", "the rollout was cancelled")
+        raise
+    except _PolicyUnavailable as exc:
+        _end(session, "error", str(exc))
+    except Exception as exc:
+        logger.warning("rollout %s of %s (seed %d) failed", session.session_id, env_name, seed, exc_info=True)
+        _end(session, "error", f"{type(exc).__name__}: {exc}")
+    finally:
+        await worker.close(env)
+        result = _finish(session, messages)
+        if on_finish is not None:
+            try:
+                on_finish(result)
+            except Exception:
+                logger.exception("on_finish raised for rollout %s", session.session_id)
+    return result
+
+
+async def _play(env: Environment, worker: _EnvWorker, policy: Policy, session: SessionTrace,
+                messages: list[dict[str, Any]], *, seed: int, max_turns: int | None) -> None:
+    observation: Observation = await worker.call(env.reset, seed)
+    tools: list[Mapping[str, Any]] = [dict(tool) for tool in env.tools]
+    accepts_text = bool(getattr(env, "accepts_text", False))
+    system = observation.data.get("system")
+    if isinstance(system, str) and system:
+        messages.append({"role": "system", "content": system})
+    messages.append({"role": "user", "content": observation.text})
+    turn = 0
+    while True:
+        if max_turns is not None and turn >= max_turns:
+            _truncate_last(session)
+            return
+        turn += 1
+        request = PolicyRequest(messages=[dict(m) for m in messages], tools=list(tools), turn=turn, seed=seed,
+                                accepts_text=accepts_text)
+        reply = await policy.act(request)
+        if not isinstance(reply, PolicyReply):
+            raise TypeError(f"policy {session.policy_id!r} returned {type(reply).__name__}, not a PolicyReply")
+        lm_calls = [call for call in reply.lm_calls if isinstance(call, LMCallEvent)]
+        if reply.unavailable:
+            error = reply.error or "the policy could not act"
+            session.steps.append(StepTrace(index=len(session.steps), observation=observation.to_dict(),
+                                           info={"error": error, "policy_unavailable": True}, lm_calls=lm_calls))
+            raise _PolicyUnavailable(f"policy {session.policy_id!r} unavailable on turn {turn}: {error}")
+        action = reply.action if reply.error is None else None
+        result = await worker.call(env.step, action)
+        info = dict(result.info)
+        shown = result.observation
+        if reply.error is not None:
+            # The environment charged the turn; the agent is told what was wrong with its reply.
+            shown = Observation(f"Error: {reply.error}", {"error": reply.error})
+            info.update(error=reply.error, policy_error=True)
+        session.steps.append(_step_trace(len(session.steps), observation, action, result.reward, result.done,
+                                         result.truncated, info, shown, lm_calls))
+        messages.append(_assistant_message(reply.message))
+        messages.extend(_result_messages(messages[-1], shown.text))
+        observation = shown
+        if result.done:
+            return
+
+
+def _step_trace(index: int, observation: Observation, action: Any, reward: float, done: bool, truncated: bool,
+                info: dict[str, Any], shown: Observation, lm_calls: list[LMCallEvent]) -> StepTrace:
+    action = _jsonable(action)
+    tool, args = _tool_and_args(action, info)
+    verdict = info.get("verdict")
+    verification = None
+    if isinstance(verdict, Mapping) and isinstance(verdict.get("outcome"), str):
+        verification = VerificationEvent(verifier=str(verdict.get("verifier") or ""), outcome=verdict["outcome"],
+                                         verdict=dict(verdict))
+    components = info.get("reward_components")
+    event_rewards = []
+    if isinstance(components, Mapping):
+        for key, value in components.items():
+            if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) and value:
+                event_rewards.append(EventReward(value=float(value), kind="penalty" if value < 0 else "shaped",
+                                                 key=str(key), source="environment"))
+    return StepTrace(
+        index=index,
+        observation=observation.to_dict(),
+        action=action,
+        reward=float(reward),
+        done=bool(done),
+        truncated=bool(truncated),
+        info=info,
+        lm_calls=lm_calls,
+        env_event=EnvEvent(tool=tool, args=args, result=shown.to_dict(), reward=float(reward), done=bool(done),
+                           truncated=bool(truncated)),
+        verification=verification,
+        event_rewards=event_rewards,
+    )
+
+
+def _tool_and_args(action: Any, info: Mapping[str, Any]) -> tuple[str | None, Any]:
+    """The tool an action called and its arguments, as far as they can be read (the env's word first)."""
+    tool, args = info.get("tool"), action
+    if isinstance(action, Mapping):
+        function = action.get("function")
+        if isinstance(function, Mapping):
+            name, args = function.get("name"), function.get("arguments")
+        else:
+            name = action.get("tool", action.get("name"))
+            args = action.get("args", action.get("arguments"))
+        if isinstance(args, str):
+            try:
+                args = json.loads(args)
+            except ValueError:
+                pass
+        if tool is None and isinstance(name, str):
+            tool = name
+    return (tool if isinstance(tool, str) else None), args
+
+
+def _assistant_message(message: Any) -> dict[str, Any]:
+    if isinstance(message, Mapping) and message.get("role") == "assistant":
+        return _jsonable(dict(message))
+    return {"role": "assistant", "content": "" if message is None else str(message)}
+
+
+def _result_messages(assistant: Mapping[str, Any], text: str) -> list[dict[str, Any]]:
+    """The messages that answer an assistant turn: one ``tool`` message per native call, else a user message."""
+    calls = assistant.get("tool_calls")
+    ids = [call.get("id") for call in calls if isinstance(call, Mapping)] if isinstance(calls, list) else []
+    if not ids:
+        return [{"role": "user", "content": text}]
+    # Every call id must be answered; the environment ran only the first.
+    return [{"role": "tool", "tool_call_id": str(call_id),
+             "content": text if i == 0 else "Error: not run; call one tool per turn"}
+            for i, call_id in enumerate(ids)]
+
+
+def _cid(policy: Policy) -> str | None:
+    """The ``cid`` query parameter of the policy's inference URL (the trainer's trace id), if it has one."""
+    url = getattr(policy, "inference_url", None)
+    if not isinstance(url, str):
+        return None
+    values = parse_qs(urlsplit(url).query).get("cid")
+    return values[0] if values and values[0] else None
+
+
+def _truncate_last(session: SessionTrace) -> None:
+    if session.steps:
+        last = session.steps[-1]
+        last.done = last.truncated = True
+        if last.env_event is not None:
+            last.env_event.done = last.env_event.truncated = True
+
+
+def _end(session: SessionTrace, status: str, error: str) -> None:
+    session.status, session.error = status, error
+    if status == "timeout":
+        _truncate_last(session)
+
+
+def _finish(session: SessionTrace, messages: list[dict[str, Any]]) -> RolloutResult:
+    session.ended_at = time.time()
+    total = float(sum(step.reward for step in session.steps))
+    score = _outcome_score(session) if session.status == "ok" else None
+    session.outcome_reward = OutcomeReward(total=total, steps=len(session.steps), score=score)
+    return RolloutResult(session=session, messages=list(messages))
+
+
+def _outcome_score(session: SessionTrace) -> float | None:
+    """1.0 / 0.0 for an episode that ended solved / unsolved; ``None`` when its verification gave no outcome."""
+    if not session.steps:
+        return None
+    last = session.steps[-1]
+    if last.truncated:
+        return 0.0  # the turns ran out before a terminal action: not solved
+    if not last.done:
+        return None
+    info = last.info
+    if info.get("abstained") is True:
+        return None
+    for key in ("passed", "correct"):
+        if isinstance(info.get(key), bool):
+            return float(info[key])
+    outcome = info.get("outcome")
+    if outcome == "certified":
+        return 1.0
+    if outcome in ("refuted", "format_error", "no_answer"):
+        return 0.0
+    return None
+
+
+def _jsonable(value: Any) -> Any:
+    """``value`` as JSON-native data (what a trace stores); anything else becomes its ``str``."""
+    if value is None or isinstance(value, (str, bool, int)):
+        return value
+    if isinstance(value, float):
+        return value if math.isfinite(value) else str(value)
+    try:
+        return json.loads(json.dumps(value, default=str, allow_nan=False))
+    except (TypeError, ValueError, RecursionError):
+        return str(value)
+
+
+class _EnvWorker:
+    """Runs one environment's blocking calls, in order, on a private thread.
+
+    A call still running when the rollout stops (a cancelled or timed-out step) keeps running;
+    ``close`` queues ``env.close()`` behind it, so closing never races a step.
+    """
+
+    def __init__(self) -> None:
+        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="proofgym-env")
+        self._last: Future[Any] | None = None
+
+    async def call(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        self._last = self._executor.submit(fn, *args, **kwargs)
+        return await asyncio.wrap_future(self._last)
+
+    async def close(self, env: Environment) -> None:
+        busy = self._last is not None and not self._last.done()
+        closing = self._executor.submit(_close_quietly, env)
+        self.shutdown()
+        if not busy:
+            await asyncio.shield(asyncio.wrap_future(closing))
+
+    def abandon(self) -> None:
+        """Stop after ``make`` failed or was cancelled: an environment it still builds is closed once built."""
+        if self._last is not None and not self._last.done():
+            self._last.add_done_callback(_close_made)
+        self.shutdown()
+
+    def shutdown(self) -> None:
+        self._executor.shutdown(wait=False)
+
+
+def _close_made(future: Future[Any]) -> None:
+    if not future.cancelled() and future.exception() is None:
+        _close_quietly(future.result())
+
+
+def _close_quietly(env: Environment) -> None:
+    try:
+        env.close()
+    except Exception:
+        logger.exception("closing environment %r failed", env)

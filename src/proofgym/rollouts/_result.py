@@ -1,0 +1,56 @@
+"""What a rollout returns: its session trace, the conversation, and the figures read from them."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+from proofgym.traces import SessionTrace
+
+
+@dataclass(frozen=True)
+class RolloutResult:
+    """One rollout: ``session`` holds every step (observation, action, reward, info, LM calls,
+    environment event, verification, event rewards) and the outcome reward; ``messages`` is the
+    chat history as the policy last saw it, plus the final observation."""
+
+    session: SessionTrace
+    messages: list[Mapping[str, Any]] = field(default_factory=list)
+
+    @property
+    def total_return(self) -> float:
+        """The sum of the step rewards."""
+        return float(sum(step.reward for step in self.session.steps))
+
+    @property
+    def outcome_score(self) -> float | None:
+        """1.0 when the episode ended solved (per the environment's info), 0.0 when it ended
+        unsolved, ``None`` when there is no outcome (an abstained or invalid verification, or a
+        rollout that ended in error, timeout or cancellation)."""
+        reward = self.session.outcome_reward
+        return None if reward is None else reward.score
+
+    @property
+    def verdict(self) -> Mapping[str, Any] | None:
+        """The last verdict of the episode (``Verdict.to_dict()``), or ``None`` when nothing was verified."""
+        for step in reversed(self.session.steps):
+            if step.verification is not None:
+                return step.verification.verdict
+        return None
+
+    @property
+    def status(self) -> str:
+        """``ok``, ``error``, ``timeout`` or ``cancelled``."""
+        return self.session.status
+
+    @property
+    def error(self) -> str | None:
+        return self.session.error
+
+    @property
+    def length(self) -> int:
+        """The number of steps."""
+        return len(self.session.steps)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"session": self.session.to_dict(), "messages": [dict(m) for m in self.messages]}

@@ -1,0 +1,71 @@
+"""Shared helpers for the policy tests."""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+from typing import Any
+
+import pytest
+
+from proofgym.policies import OpenAIChatPolicy, PolicyRequest
+
+WRITE_FILE = {
+    "type": "function",
+    "function": {
+        "name": "write_file",
+        "description": "Write a Verilog file.",
+        "parameters": {
+            "type": "object",
+            "properties": {"path": {"type": "string", "description": "a file name"}, "content": {"type": "string"}},
+            "required": ["path", "content"],
+            "additionalProperties": False,
+        },
+    },
+}
+COMPILE = {"type": "function", "function": {"name": "compile", "description": "Compile the design.",
+                                            "parameters": {"type": "object", "properties": {}}}}
+TOOLS = [WRITE_FILE, COMPILE]
+MESSAGES = [{"role": "system", "content": "You design hardware."}, {"role": "user", "content": "Make an AND gate."}]
+
+
+def request(**overrides: Any) -> PolicyRequest:
+    fields = {"messages": list(MESSAGES), "tools": TOOLS, "turn": 1, "seed": 0}
+    fields.update(overrides)
+    return PolicyRequest(**fields)
+
+
+def act(policy: OpenAIChatPolicy, req: PolicyRequest | None = None):
+    """One ``act`` call on a fresh event loop, closing the policy's client after."""
+
+    async def run():
+        try:
+            return await policy.act(req or request())
+        finally:
+            await policy.aclose()
+
+    return asyncio.run(run())
+
+
+def fast_policy(server, path: str = "/v1", **options: Any) -> OpenAIChatPolicy:
+    """A policy against the fake server with short backoffs (tests stay fast)."""
+    settings = {"backoff_base_s": 0.01, "backoff_max_s": 0.05, "timeout_s": 5.0}
+    settings.update(options)
+    return OpenAIChatPolicy("Qwen/Qwen3-0.6B", f"{server.base_url}{path}", **settings)
+
+
+@functools.lru_cache(maxsize=1)
+def judge_problem() -> str | None:
+    """Why the Verilog judge cannot run here, or ``None`` when it can."""
+    from proofgym.verilog import Sandbox, SandboxUnavailable, detect_toolchain
+
+    if not detect_toolchain().can_simulate:
+        return "Icarus Verilog is not installed (apt-get install -y iverilog bubblewrap)"
+    try:
+        Sandbox().sandboxed
+    except SandboxUnavailable as exc:
+        return str(exc)
+    return None
+
+
+requires_judge = pytest.mark.skipif(judge_problem() is not None, reason=str(judge_problem()))

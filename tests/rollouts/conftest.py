@@ -1,0 +1,15 @@
+import pytest
+
+from proofgym.envs import register_env
+from proofgym.envs._registry import _FACTORIES
+
+from ._support import CounterEnv
+
+
+@pytest.fixture
+def counter_env():
+    """The counter environment registered as ``counter-rollout-test``."""
+    CounterEnv.instances = []
+    register_env("counter-rollout-test", CounterEnv)
+    yield "counter-rollout-test"
+    _FACTORIES.pop("counter-rollout-test")
