@@ -77,3 +77,26 @@ def test_dropped_runtime_stops_its_thread():
     gc.collect()
     thread.join(timeout=2)
     assert not thread.is_alive() and len(runtime_threads()) == before
+
+
+def test_close_from_an_exit_handler_after_the_finalizer_ran_is_quiet():
+    # atexit handlers run last-registered first: the runtime's finalizer (registered when its loop
+    # starts) runs before a close() registered earlier, and that close() must not fail.
+    import subprocess
+    import sys
+
+    code = """
+import atexit
+from proofgym.runtime import VerificationRuntime
+from proofgym.testing import FakeVerifier
+from tests.runtime._support import make_claims
+
+runtime = VerificationRuntime(FakeVerifier())
+atexit.register(runtime.close)
+runtime.verify_many_sync(make_claims(2))
+print("verified")
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=30)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "verified"
+    assert "Traceback" not in out.stderr and "Error" not in out.stderr, out.stderr

@@ -206,7 +206,13 @@ class VerificationRuntime:
         try:
             if loop is not None and thread is not None:
                 assert self._finalizer is not None
-                self._finalizer.detach()
+                if self._finalizer.detach() is None:
+                    # The finalizer already stopped the loop (interpreter exit ran it first): only
+                    # the executor is left to release.
+                    thread.join(timeout=_CANCEL_GRACE_S)
+                    if self._owns_executor:
+                        self._executor.close()
+                    return
                 try:
                     asyncio.run_coroutine_threadsafe(self._shutdown(), loop).result()
                 finally:
