@@ -105,3 +105,17 @@ def test_unimportable_verifier_function(tmp_path):
     config = load_run_config(path)
     with pytest.raises(ValueError, match="cannot import module 'nowhere.module'"):
         config.reward_function()
+
+
+@pytest.mark.parametrize("key", ["hf_token", "access-token", "TOKEN", "github_token_value", "client_secret"])
+def test_token_words_are_secrets(key):
+    from proofgym.config import find_secret_key
+
+    assert find_secret_key({"policy": {key: "x"}}) == f"policy.{key}"
+
+
+@pytest.mark.parametrize("key", ["max_tokens", "max_new_tokens", "tokenizer", "tokens_per_step"])
+def test_settings_named_after_tokens_are_not_secrets(key):
+    from proofgym.config import find_secret_key
+
+    assert find_secret_key({"policy": {key: 64}}) is None

@@ -13,7 +13,9 @@ from rich.table import Table
 import proofgym
 from proofgym.config import ConfigError, load_run_config
 from proofgym.cli._completions import read_completions
+from proofgym.cli._eval import eval_command
 from proofgym.cli._rules import rules_app
+from proofgym.cli._serve import serve_command
 from proofgym.cli._traces import traces_app
 from proofgym.cli._verilog import verilog_app
 
@@ -21,6 +23,8 @@ app = typer.Typer(add_completion=False, no_args_is_help=True, help="Auditable ve
 app.add_typer(rules_app, name="rules")
 app.add_typer(verilog_app, name="verilog")
 app.add_typer(traces_app, name="traces")
+app.command("serve")(serve_command)
+app.command("eval")(eval_command)
 console = Console()
 errors = Console(stderr=True)
 

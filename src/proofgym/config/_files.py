@@ -13,7 +13,8 @@ from proofgym.config._errors import ConfigError
 
 # Keys that look like credentials. Secrets come from the environment only, so a config file can be
 # shared, committed and logged; ``*_env`` keys name an environment variable and are allowed.
-_SECRET_KEY = re.compile(r"(api[_-]?key|token|secret|password|passwd|credential)", re.IGNORECASE)
+# "token" only as a word of the key (hf_token, access-token), not inside max_tokens or tokenizer.
+_SECRET_KEY = re.compile(r"(api[_-]?key|(?:^|[_-])token(?:$|[_-])|secret|password|passwd|credential)", re.IGNORECASE)
 
 
 def read_config_file(path: str | Path) -> dict[str, Any]:

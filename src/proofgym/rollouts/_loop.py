@@ -155,7 +155,7 @@ async def _play(env: Environment, worker: _EnvWorker, policy: Policy, session: S
             shown = Observation(f"Error: {reply.error}", {"error": reply.error})
             info.update(error=reply.error, policy_error=True)
         session.steps.append(_step_trace(len(session.steps), observation, action, result.reward, result.done,
-                                         result.truncated, info, shown, lm_calls))
+                                         result.truncated, info, shown, lm_calls, session.env_name))
         messages.append(_assistant_message(reply.message))
         messages.extend(_result_messages(messages[-1], shown.text))
         observation = shown
@@ -164,13 +164,14 @@ async def _play(env: Environment, worker: _EnvWorker, policy: Policy, session: S
 
 
 def _step_trace(index: int, observation: Observation, action: Any, reward: float, done: bool, truncated: bool,
-                info: dict[str, Any], shown: Observation, lm_calls: list[LMCallEvent]) -> StepTrace:
+                info: dict[str, Any], shown: Observation, lm_calls: list[LMCallEvent], env_name: str) -> StepTrace:
     action = _jsonable(action)
     tool, args = _tool_and_args(action, info)
     verdict = info.get("verdict")
     verification = None
     if isinstance(verdict, Mapping) and isinstance(verdict.get("outcome"), str):
-        verification = VerificationEvent(verifier=str(verdict.get("verifier") or ""), outcome=verdict["outcome"],
+        # A judge called directly by the environment (the Verilog one) leaves the verifier unnamed.
+        verification = VerificationEvent(verifier=str(verdict.get("verifier") or env_name), outcome=verdict["outcome"],
                                          verdict=dict(verdict))
     components = info.get("reward_components")
     event_rewards = []

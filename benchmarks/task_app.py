@@ -1,0 +1,257 @@
+"""What does the task app cost on top of the environment it serves?
+
+A real task app (``proofgym serve`` under uvicorn, in its own process, on loopback) runs scripted
+rollouts sent by an httpx client at 1, 16 and 64 concurrent rollouts, with one worker process and
+with ``--workers`` (default: one per core); every rollout's session is committed to the app's
+SQLite trace store before its response. Two cheap environments, so that the
+app's own cost is visible:
+
+- ``grant``: ``grant_eligibility``, one step (the gold answer, scored by the rule kernel);
+- ``verilog``: ``verilog``, ``--steps`` scripted ``write_file`` steps (no judge run).
+
+Baseline, measured in the same run: the environment's own time for the same rollout, in-process and
+sequential (``make`` + ``reset`` + every ``step`` + ``close``); at concurrency 1 it is measured for
+each seed just before its request (the Verilog steps write files: disk latency varies over time), and
+``env ms`` is its median over the run. Per row:
+
+- ``rollouts/s`` and ``steps/s``: throughput at that concurrency;
+- ``p50 ms``: the median request latency;
+- ``overhead/step``: (latency - environment time of the same rollout) / steps, the median over the
+  requests: what the HTTP round trip, the app, the rollout loop and the trace store's commit add per
+  step, as a client sees it. At concurrency 1 that is the overhead itself (the goal's figure); above,
+  it is p50 latency - the median environment time, which also holds the time a request waits behind
+  the others (the cores are shared), so it grows with concurrency;
+- ``scaling``: throughput over throughput with one worker at concurrency 1, against the ideal
+  min(concurrency, cores). The load generator runs on the same machine and takes its share of it.
+
+Then the trace store alone: ``--store-sessions`` recorded Verilog sessions written through a
+``TraceWriter`` into a fresh SQLite file: sessions/s and events/s (an event: a step, its environment
+event, each LM call, verification and event reward). Every figure is the median of ``--runs`` runs.
+Goals: overhead under 2 ms per step at p50; near-linear scaling up to the core count.
+
+    python benchmarks/task_app.py [--runs 3] [--rollouts 64] [--steps 8] [--concurrency 1 16 64] [--workers N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import uuid
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from proofgym.domains import gold_completion
+from proofgym.envs import make
+from proofgym.traces import SessionTrace, TraceStore, TraceWriter
+
+DESIGN = "module TopModule(input a, input b, output out);\n  assign out = a & b;\nendmodule\n"
+
+
+def scenarios(steps: int) -> dict[str, dict[str, Any]]:
+    """Per scenario: the environment, its config and, per seed, the scripted actions."""
+    grant = make("grant_eligibility")
+
+    def grant_actions(seed: int) -> list[Any]:
+        grant.reset(seed)
+        return [{"tool": "answer", "args": {"completion": gold_completion(grant.domain, grant.record)}}]
+
+    write = {"tool": "write_file", "args": {"path": "top.v", "content": DESIGN}}
+    return {
+        "grant (1 step)": {"env": "grant_eligibility", "config": {}, "actions": grant_actions},
+        f"verilog ({steps} steps)": {"env": "verilog", "config": {"problem_id": "Prob001_and_gate",
+                                                                  "max_turns": steps},
+                                     "actions": lambda seed: [write] * steps},
+    }
+
+
+def env_seconds(scenario: dict[str, Any], seed: int) -> float:
+    """Seconds of one rollout's environment work, in-process: make, reset, the steps, close."""
+    actions = scenario["actions"](seed)
+    started = time.perf_counter()
+    with make(scenario["env"], **scenario["config"]) as env:
+        env.reset(seed)
+        for action in actions:
+            if env.step(action).done:
+                break
+    return time.perf_counter() - started
+
+
+def env_time(scenario: dict[str, Any], seeds: range) -> float:
+    """Median seconds of one rollout's environment work."""
+    return statistics.median(env_seconds(scenario, seed) for seed in seeds)
+
+
+class App:
+    """``proofgym serve`` in a subprocess (``workers`` processes), on a free port, with a fresh trace store."""
+
+    def __init__(self, env_name: str, config: dict[str, Any], folder: Path, workers: int) -> None:
+        import json
+
+        environ = {**os.environ, "ENVIRONMENT_API_KEY": "bench"}
+        command = [sys.executable, "-c", "from proofgym.cli import main; main()", "serve", env_name, "--port", "0",
+                   "--traces", str(folder / f"{uuid.uuid4().hex}.db"), "--max-concurrency", "64",
+                   "--env-config", json.dumps(config), "--workers", str(workers)]
+        self.process = subprocess.Popen(command, env=environ, stderr=subprocess.PIPE, text=True)
+        self.url = None
+        assert self.process.stderr is not None
+        for line in self.process.stderr:
+            found = re.search(r"Uvicorn running on (http://\S+)", line)
+            if found:
+                self.url = found.group(1)
+                break
+        if self.url is None:
+            raise RuntimeError("the task app did not start")
+        # Keep reading its log so that the pipe never fills and blocks the app.
+        threading.Thread(target=self.process.stderr.read, daemon=True).start()
+        deadline = time.monotonic() + 60  # with several workers the port is bound before they listen
+        while True:
+            try:
+                if httpx.get(self.url + "/health", timeout=5).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            if time.monotonic() > deadline:
+                raise RuntimeError("the task app did not become healthy")
+            time.sleep(0.1)
+
+    def close(self) -> None:
+        self.process.terminate()
+        self.process.wait(timeout=60)
+
+
+async def load(url: str, scenario: dict[str, Any], concurrency: int, rollouts: int,
+               paired: list[float] | None = None) -> tuple[float, list[float]]:
+    """Send ``rollouts`` rollouts, ``concurrency`` at a time: (wall seconds, per-request latencies).
+
+    With ``paired`` (concurrency 1), the environment's own time for each seed is measured in-process
+    just before its request and appended there, so both see the same machine (disk, load).
+    """
+    bodies = [{"run_id": "bench", "env": {"seed": seed},
+               "policy": {"policy_name": "scripted", "config": {"actions": scenario["actions"](seed)}}}
+              for seed in range(rollouts)]
+    latencies: list[float] = []
+    queue = list(reversed(bodies))
+    limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
+    async with httpx.AsyncClient(base_url=url, headers={"X-API-Key": "bench"}, timeout=300, limits=limits) as client:
+        await client.post("/rollout", json=bodies[0])  # warm: imports, first env, first run row
+
+        async def worker() -> None:
+            while queue:
+                body = queue.pop()
+                if paired is not None:
+                    paired.append(env_seconds(scenario, body["env"]["seed"]))
+                started = time.perf_counter()
+                response = await client.post("/rollout", json=body)
+                latencies.append(time.perf_counter() - started)
+                if response.status_code != 200 or response.json()["status"] != "ok":
+                    raise RuntimeError(f"rollout failed: {response.status_code} {response.text[:300]}")
+
+        started = time.perf_counter()
+        await asyncio.gather(*(worker() for _ in range(concurrency)))
+        return time.perf_counter() - started, latencies
+
+
+def store_rate(sessions: list[SessionTrace], runs: int, folder: Path) -> tuple[float, float, int]:
+    """Median sessions/s and events/s writing ``sessions`` through a TraceWriter into a fresh SQLite store."""
+    events = sum(1 + (step.env_event is not None) + len(step.lm_calls) + (step.verification is not None)
+                 + len(step.event_rewards) for session in sessions for step in session.steps)
+    rates = []
+    for _ in range(runs):
+        with TraceStore(folder / f"{uuid.uuid4().hex}.db") as store:
+            run_id = store.start_run(kind="bench")
+            batch = [replace(session, session_id=uuid.uuid4().hex, run_id=run_id) for session in sessions]
+            started = time.perf_counter()
+            with TraceWriter(store) as writer:
+                for session in batch:
+                    writer.submit(session)
+            rates.append(time.perf_counter() - started)
+    elapsed = statistics.median(rates)
+    return len(sessions) / elapsed, events / elapsed, events
+
+
+def recorded_sessions(scenario: dict[str, Any], count: int) -> list[SessionTrace]:
+    from proofgym.policies import ScriptedPolicy
+    from proofgym.rollouts import run_rollout
+
+    async def main() -> list[SessionTrace]:
+        results = [await run_rollout(scenario["env"], seed=seed, policy=ScriptedPolicy(scenario["actions"](seed)),
+                                     env_config=scenario["config"]) for seed in range(min(count, 16))]
+        return [results[i % len(results)].session for i in range(count)]
+
+    return asyncio.run(main())
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--rollouts", type=int, default=64, help="rollouts per run (at least 2 x concurrency)")
+    parser.add_argument("--steps", type=int, default=8, help="write_file steps per Verilog rollout")
+    parser.add_argument("--concurrency", type=int, nargs="+", default=[1, 16, 64])
+    parser.add_argument("--store-sessions", type=int, default=512)
+    parser.add_argument("--workers", type=int, default=os.cpu_count() or 1,
+                        help="also measure an app of this many worker processes (default: the core count)")
+    args = parser.parse_args()
+    cores = os.cpu_count() or 1
+    print(f"task app benchmark: {cores} cores, {args.runs} runs per row, medians; server and client share the "
+          "machine")
+    header = (f"{'scenario':<20} {'workers':>7} {'conc':>4} {'rollouts/s':>10} {'steps/s':>9} {'p50 ms':>8} "
+              f"{'env ms':>7} {'overhead/step':>13} {'scaling':>13}")
+    print(header)
+    print("-" * len(header))
+    setups = [(1, c) for c in args.concurrency]
+    if args.workers > 1:
+        setups += [(args.workers, c) for c in args.concurrency if c > 1]
+    with tempfile.TemporaryDirectory() as folder:
+        folder_path = Path(folder)
+        for name, scenario in scenarios(args.steps).items():
+            steps = len(scenario["actions"](0))
+            baseline = env_time(scenario, range(32))
+            first = None
+            for workers in sorted({w for w, _ in setups}):
+                app = App(scenario["env"], scenario["config"], folder_path, workers)
+                try:
+                    for concurrency in [c for w, c in setups if w == workers]:
+                        rollouts = max(args.rollouts, 2 * concurrency)
+                        walls, p50s, overheads, envs = [], [], [], []
+                        for _ in range(args.runs):
+                            paired: list[float] | None = [] if concurrency == 1 else None
+                            wall, latencies = asyncio.run(load(app.url, scenario, concurrency, rollouts, paired))
+                            walls.append(wall)
+                            p50s.append(statistics.median(latencies))
+                            if paired is not None:
+                                # The wall clock of the loop includes the paired environment runs.
+                                walls[-1] -= sum(paired)
+                                overheads.append(statistics.median(lat - env for lat, env in zip(latencies, paired)))
+                                envs.extend(paired)
+                        throughput = rollouts / statistics.median(walls)
+                        p50 = statistics.median(p50s)
+                        first = first or throughput
+                        overhead = (statistics.median(overheads) if overheads else p50 - baseline) / steps
+                        env_ms = (statistics.median(envs) if envs else baseline) * 1e3
+                        ideal = min(concurrency, cores)
+                        print(f"{name:<20} {workers:>7} {concurrency:>4} {throughput:>10.1f} "
+                              f"{throughput * steps:>9.0f} {p50 * 1e3:>8.2f} {env_ms:>7.2f} "
+                              f"{overhead * 1e3:>10.2f} ms {throughput / first:>7.2f}x / {ideal}x")
+                finally:
+                    app.close()
+        verilog = list(scenarios(args.steps).values())[1]
+        sessions = recorded_sessions(verilog, args.store_sessions)
+        per_s, events_per_s, events = store_rate(sessions, args.runs, folder_path)
+        print(f"\ntrace store (SQLite, TraceWriter batches): {len(sessions)} sessions, {events} events: "
+              f"{per_s:,.0f} sessions/s, {events_per_s:,.0f} events/s")
+    print("goal: overhead under 2 ms per step at p50 (concurrency 1); scaling near min(concurrency, cores)")
+
+
+if __name__ == "__main__":
+    main()

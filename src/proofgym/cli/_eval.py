@@ -1,0 +1,101 @@
+"""``proofgym eval --config eval.toml``: evaluate a policy on seeds, here or on a task app."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, NoReturn, Optional
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from proofgym.config import ConfigError
+
+console = Console()
+errors = Console(stderr=True)
+
+_STATUS_STYLE = {"ok": "green", "error": "red", "timeout": "yellow", "cancelled": "magenta", "failed": "red"}
+
+
+def eval_command(
+    config: Path = typer.Option(..., "--config", help="Eval config (TOML): [eval], [eval.env_config], "
+                                                      "[eval.policy_config]."),
+    json_out: Optional[Path] = typer.Option(None, "--json-out", help="Also write the summary and every result "
+                                                                     "as JSON to this file."),
+) -> None:
+    """Roll a policy out on every seed of an eval config and summarise; exit 1 if any rollout failed.
+
+    The rollouts run on the task app at [eval] task_app_url, or here when there is none.
+    """
+    from proofgym.evaluation import EvalError, load_eval_config, run_eval
+
+    try:
+        section = load_eval_config(config).eval
+    except ConfigError as exc:
+        _fail(str(exc))
+    where = f"task app {section.task_app_url}" if section.task_app_url else "in-process"
+    console.print(f"eval {section.app_id or config.stem}: {len(section.seeds)} seeds, concurrency "
+                  f"{section.concurrency}, policy {section.resolved_policy_name}, {where}", highlight=False)
+    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+    with Progress(*columns, console=console, transient=True) as progress:
+        task = progress.add_task("rollouts", total=len(section.seeds))
+
+        def show(result: Any) -> None:
+            progress.console.print(_seed_line(result), highlight=False, soft_wrap=True)
+            progress.advance(task)
+
+        try:
+            report = run_eval(section, on_result=show)
+        except EvalError as exc:
+            progress.stop()
+            _fail(str(exc))
+    _print_summary(report)
+    if json_out is not None:
+        json_out.parent.mkdir(parents=True, exist_ok=True)
+        json_out.write_text(json.dumps(report.to_dict(), indent=2, allow_nan=False) + "\n", encoding="utf-8")
+    if report.failed:
+        raise typer.Exit(1)
+
+
+def _seed_line(result: Any) -> str:
+    style = _STATUS_STYLE.get(result.status, "")
+    head = f"seed {result.seed:<4} [{style}]{result.status:<6}[/{style}]"
+    if result.status == "failed":
+        return f"{head} {_escape(result.error or '')}"
+    outcome = "-" if result.outcome_score is None else f"{result.outcome_score:g}"
+    tokens = "-" if result.tokens is None else str(result.tokens)
+    line = (f"{head} outcome {outcome:<3} return {result.total_return:+.3f} steps {result.num_steps:<2} "
+            f"tokens {tokens:<5} {result.duration_s:5.2f}s {_escape(result.task_id or '')}")
+    if result.error:
+        line += f"  ({_escape(result.error)})"
+    return line
+
+
+def _print_summary(report: Any) -> None:
+    summary = report.summary()
+    table = Table(title=f"{report.env_name} / {report.policy_name}" + (f" / {report.model}" if report.model else "")
+                  + ": means over ok rollouts")
+    for column in ("rollouts", "ok", "failed", "return", "outcome", "pass rate", "tokens", "wall time"):
+        table.add_column(column, justify="right")
+
+    def number(value: Any, spec: str) -> str:
+        return "-" if value is None else format(value, spec)
+
+    table.add_row(str(summary["rollouts"]), f"[green]{summary['ok']}[/green]",
+                  f"[red]{summary['failed']}[/red]" if summary["failed"] else "0",
+                  number(summary["mean_return"], "+.3f"), number(summary["mean_outcome"], ".3f"),
+                  number(summary["pass_rate"], ".1%"), number(summary["tokens"], "d"),
+                  f"{summary['wall_time_s']:.2f} s")
+    console.print(table)
+    console.print(f"traces: {report.traces} (run {report.run_id})", highlight=False)
+
+
+def _escape(text: str) -> str:
+    return text.replace("[", r"\[")
+
+
+def _fail(message: str) -> NoReturn:
+    errors.print(f"[red]error:[/red] {_escape(message)}", highlight=False)
+    raise typer.Exit(2)

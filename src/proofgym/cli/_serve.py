@@ -1,0 +1,88 @@
+"""``proofgym serve ENV``: serve an environment as a task app (FastAPI + uvicorn)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, List, NoReturn, Optional
+
+import typer
+from rich.console import Console
+
+from proofgym.config import ConfigError, read_config_file
+
+errors = Console(stderr=True)
+
+
+def load_env_config(value: str) -> dict[str, Any]:
+    """``--env-config``: a JSON object, or a ``.json`` / ``.yaml`` / ``.yml`` / ``.toml`` file holding one.
+
+    Raises ``ConfigError`` naming the option or the file and what was expected.
+    """
+    if value.lstrip().startswith("{"):
+        try:
+            data = json.loads(value)
+        except ValueError as exc:
+            raise ConfigError(f"--env-config: not a valid JSON object: {exc}") from None
+        where = "--env-config"
+    else:
+        path = Path(value)
+        if not path.is_file():
+            raise ConfigError(f"--env-config: {value!r} is neither a JSON object nor an existing file")
+        if path.suffix.lower() == ".json":
+            try:
+                data = json.loads(path.read_text(encoding="utf-8"))
+            except (OSError, UnicodeDecodeError, ValueError) as exc:
+                raise ConfigError(f"{path}: not a valid JSON file: {exc}") from None
+        else:
+            data = read_config_file(path)
+        where = str(path)
+    if not isinstance(data, dict):
+        raise ConfigError(f"{where}: expected an object of environment config keys, got {type(data).__name__}")
+    return data
+
+
+def serve_command(
+    env: str = typer.Argument(..., help="The environment to serve (verilog, grant_eligibility, loan, ...)."),
+    host: str = typer.Option("127.0.0.1", "--host", help="Address to bind; a non-loopback one needs an API key."),
+    port: int = typer.Option(8000, "--port", min=0, max=65535, help="Port to bind (0: any free port)."),
+    env_config: Optional[str] = typer.Option(None, "--env-config",
+                                             help="The environment's config: a JSON object or a .json/.yaml/.toml "
+                                                  "file."),
+    traces: Optional[str] = typer.Option(None, "--traces", help="Trace store: a SQLite path or a SQLAlchemy URL "
+                                                                "(default traces/proofgym.db)."),
+    max_concurrency: int = typer.Option(32, "--max-concurrency", min=1, help="Rollouts running at once."),
+    max_time_s: float = typer.Option(900.0, "--max-time-s", min=0.001, help="Wall-clock limit of one rollout."),
+    max_body_bytes: int = typer.Option(4 << 20, "--max-body-bytes", min=1, help="Largest request body accepted."),
+    grace_s: float = typer.Option(30.0, "--grace-s", min=0.0,
+                                  help="On shutdown, how long running rollouts may finish before they are cancelled."),
+    allow_env_override: List[str] = typer.Option([], "--allow-env-override",
+                                                 help="An environment config key a request may set (repeatable; "
+                                                      "'*' for any)."),
+    policies: List[str] = typer.Option([], "--policy",
+                                       help="A policy name requests may use (repeatable; default: openai, vllm, "
+                                            "openai-chat, scripted, oracle)."),
+    workers: int = typer.Option(1, "--workers", min=1, help="App processes sharing the port (each with its own "
+                                                             "--max-concurrency)."),
+    log_level: str = typer.Option("info", "--log-level", help="uvicorn log level."),
+) -> None:
+    """Serve an environment as a task app: GET /health, /info, /task_info?seed=, POST /rollout.
+
+    The API key comes from ENVIRONMENT_API_KEY (or PROOFGYM_API_KEY, ENV_API_KEY); without one the
+    app only binds a loopback address. Every rollout is recorded in the trace store.
+    """
+    from proofgym.serve import DEFAULT_POLICIES, ServeError, serve
+
+    try:
+        config = load_env_config(env_config) if env_config is not None else None
+        serve(env, host=host, port=port, env_config=config, traces=traces, max_concurrency=max_concurrency,
+              max_body_bytes=max_body_bytes, max_time_s=max_time_s, grace_s=grace_s,
+              env_overrides=tuple(allow_env_override), policies=tuple(policies) or DEFAULT_POLICIES,
+              workers=workers, log_level=log_level)
+    except (ConfigError, ServeError) as exc:
+        _fail(str(exc))
+
+
+def _fail(message: str) -> NoReturn:
+    errors.print(f"[red]error:[/red] {message}", highlight=False)
+    raise typer.Exit(2)

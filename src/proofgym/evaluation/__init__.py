@@ -1,0 +1,30 @@
+"""Evaluation: roll a policy out on a list of seeds, here or on a task app, and summarise the results.
+
+``proofgym eval --config eval.toml`` is the command line of :func:`run_eval`.
+"""
+
+from proofgym.evaluation._config import (
+    EvalConfig,
+    EvalPolicyConfig,
+    EvalSection,
+    load_eval_config,
+    parse_eval_config,
+    parse_seeds,
+)
+from proofgym.evaluation._errors import EvalError
+from proofgym.evaluation._report import EvalReport, SeedResult
+from proofgym.evaluation._runner import evaluate, run_eval
+
+__all__ = [
+    "EvalConfig",
+    "EvalError",
+    "EvalPolicyConfig",
+    "EvalReport",
+    "EvalSection",
+    "SeedResult",
+    "evaluate",
+    "load_eval_config",
+    "parse_eval_config",
+    "parse_seeds",
+    "run_eval",
+]

@@ -1,0 +1,168 @@
+"""The eval config: an ``eval.toml`` with ``[eval]``, ``[eval.env_config]`` and ``[eval.policy_config]``."""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from pathlib import Path
+from typing import Any, Literal
+from urllib.parse import urlsplit
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from proofgym.config import ConfigError, read_config_file
+from proofgym.core import describe_validation_error
+
+_MAX_SEEDS = 1_000_000
+_RANGE = re.compile(r"^\s*(\d+)\s*(?:-\s*(\d+)\s*)?$")
+# Policy names that are not inference providers: a provider naming one of them picks it.
+_POLICY_PROVIDERS = ("hf", "local", "scripted", "oracle")
+
+
+class EvalPolicyConfig(BaseModel):
+    """``[eval.policy_config]``: the reference's keys, and any key the chosen policy accepts
+    (``actions`` of a scripted policy, ``api_key_env``, ``timeout_s``, ...), which the policy validates.
+
+    ``provider`` picks the policy when ``[eval] policy_name`` is absent (an inference provider such
+    as ``openai``, ``vllm`` or ``groq`` means the OpenAI-compatible client); ``max_llm_calls`` caps
+    the model calls of a rollout (one per turn). Neither is passed to the policy.
+    """
+
+    model_config = ConfigDict(extra="allow")
+
+    provider: str | None = Field(None, min_length=1)
+    model: str | None = Field(None, min_length=1)
+    inference_url: str | None = Field(None, min_length=1)
+    temperature: float | None = Field(None, ge=0, allow_inf_nan=False)
+    top_p: float | None = Field(None, gt=0, le=1)
+    max_tokens: int | None = Field(None, ge=1)
+    max_llm_calls: int | None = Field(None, ge=1)
+
+
+class EvalSection(BaseModel):
+    """``[eval]``. Ours besides the reference's keys: ``traces`` (the trace store, a path or URL;
+    default ``traces/proofgym.db``), ``max_time_s`` (per rollout) and ``api_key_env`` (the variable
+    holding the task app's key; default ``ENVIRONMENT_API_KEY``, then ``PROOFGYM_API_KEY``,
+    ``ENV_API_KEY``). With a ``task_app_url`` the rollouts run there and ``return_trace`` /
+    ``trace_format`` say what comes back: full traces (the default) are stored here too.
+    ``max_turns`` caps the turns either way."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    app_id: str | None = Field(None, min_length=1)
+    task_app_url: str | None = None
+    model: str | None = Field(None, min_length=1)
+    seeds: list[int]
+    max_turns: int | None = Field(None, ge=1, le=100_000)
+    concurrency: int = Field(4, ge=1, le=1024)
+    env_name: str | None = Field(None, min_length=1)
+    policy_name: str | None = Field(None, min_length=1)
+    trace_format: Literal["compact", "full"] = "full"
+    return_trace: bool = True
+    traces: str | None = Field(None, min_length=1)
+    max_time_s: float | None = Field(None, gt=0, allow_inf_nan=False)
+    api_key_env: str | None = Field(None, min_length=1)
+    env_config: dict[str, Any] = Field(default_factory=dict)
+    policy_config: EvalPolicyConfig = Field(default_factory=EvalPolicyConfig)
+
+    @field_validator("seeds", mode="before")
+    @classmethod
+    def _seed_list(cls, value: Any) -> Any:
+        return parse_seeds(value)
+
+    @field_validator("task_app_url")
+    @classmethod
+    def _http_url(cls, value: str | None) -> str | None:
+        if value is not None:
+            parts = urlsplit(value)
+            if parts.scheme not in ("http", "https") or not parts.netloc:
+                raise ValueError("expected an http:// or https:// URL with a host")
+        return value
+
+    @model_validator(mode="after")
+    def _runnable(self) -> EvalSection:
+        if self.task_app_url is None and self.env_name is None:
+            raise ValueError("env_name is required when there is no task_app_url (the environment runs here)")
+        if self.policy_name is None and self.policy_config.provider is None and \
+                self.policy_config.inference_url is None:
+            raise ValueError("policy_name is required (or policy_config.provider / policy_config.inference_url "
+                             "for a model server)")
+        return self
+
+    @property
+    def resolved_policy_name(self) -> str:
+        """``policy_name``, else the policy the provider implies (an OpenAI-compatible server by default)."""
+        if self.policy_name is not None:
+            return self.policy_name
+        provider = (self.policy_config.provider or "openai").lower()
+        return provider if provider in _POLICY_PROVIDERS else "openai"
+
+    @property
+    def turn_limit(self) -> int | None:
+        """``max_turns`` capped by ``policy_config.max_llm_calls``."""
+        limits = [n for n in (self.max_turns, self.policy_config.max_llm_calls) if n is not None]
+        return min(limits, default=None)
+
+    def policy_options(self) -> dict[str, Any]:
+        """The config given to the policy: ``policy_config`` without ``provider`` / ``max_llm_calls``,
+        with ``[eval] model`` as the default model."""
+        options = self.policy_config.model_dump(exclude_none=True, exclude={"provider", "max_llm_calls"})
+        if self.model is not None:
+            options.setdefault("model", self.model)
+        return options
+
+
+class EvalConfig(BaseModel):
+    """A whole eval file: one ``[eval]`` table."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    eval: EvalSection
+
+
+def parse_seeds(value: Any) -> list[int]:
+    """Seeds as a list: a list of non-negative integers, an integer, or a string of ranges (``"0-31"``,
+    ``"0-7,10,12-15"``, bounds inclusive). Raises ``ValueError`` for anything else or a repeated seed."""
+    if isinstance(value, bool):
+        raise ValueError("expected a list of seeds or a range such as '0-31'")
+    if isinstance(value, int):
+        value = [value]
+    if isinstance(value, str):
+        seeds: list[int] = []
+        for part in value.split(","):
+            found = _RANGE.match(part)
+            if found is None:
+                raise ValueError(f"{part.strip()!r} is not a seed or a range such as '0-31'")
+            low, high = int(found.group(1)), int(found.group(2) or found.group(1))
+            if high < low:
+                raise ValueError(f"range {part.strip()!r} ends before it starts")
+            if len(seeds) + high - low + 1 > _MAX_SEEDS:
+                raise ValueError(f"more than {_MAX_SEEDS} seeds")
+            seeds.extend(range(low, high + 1))
+        value = seeds
+    if not isinstance(value, list) or not value:
+        raise ValueError("expected a non-empty list of seeds or a range such as '0-31'")
+    for seed in value:
+        if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+            raise ValueError(f"every seed must be an integer >= 0, got {seed!r}")
+    repeated = sorted(seed for seed, count in Counter(value).items() if count > 1)
+    if repeated:
+        raise ValueError(f"seeds repeat: {repeated[:10]}")
+    return list(value)
+
+
+def parse_eval_config(data: dict[str, Any], *, source: str | Path = "<config>") -> EvalConfig:
+    """Validate eval config data; ``ConfigError`` lists every problem with its key path."""
+    try:
+        return EvalConfig.model_validate(data)
+    except ValidationError as exc:
+        problems = "\n".join(f"  {describe_validation_error(error)}" for error in exc.errors())
+        raise ConfigError(f"{source}: invalid eval config:\n{problems}") from None
+
+
+def load_eval_config(path: str | Path) -> EvalConfig:
+    """Read and validate an eval config file (TOML, or YAML); errors name the file and the key.
+
+    A key that looks like a credential is refused, as in every config file.
+    """
+    return parse_eval_config(read_config_file(path), source=Path(path))

@@ -1,0 +1,160 @@
+"""Running an evaluation: every seed rolled out (here or on a task app), at most ``concurrency`` at once,
+each result reported as it lands, every trace stored."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import uuid
+from dataclasses import replace
+from typing import Any, Callable
+
+from proofgym.config import ConfigError
+from proofgym.envs import env_names, make
+from proofgym.evaluation._config import EvalConfig, EvalSection
+from proofgym.evaluation._errors import EvalError
+from proofgym.evaluation._report import EvalReport, SeedResult
+from proofgym.traces import DEFAULT_PATH, SessionTrace, TraceStore, TraceWriteError, TraceWriter
+
+OnResult = Callable[[SeedResult], Any]
+
+
+def run_eval(config: EvalConfig | EvalSection, *, on_result: OnResult | None = None) -> EvalReport:
+    """Run an evaluation to the end (see :func:`evaluate`)."""
+    return asyncio.run(evaluate(config, on_result=on_result))
+
+
+async def evaluate(config: EvalConfig | EvalSection, *, on_result: OnResult | None = None) -> EvalReport:
+    """Roll out every seed of ``config`` and return the report; ``on_result(result)`` is called as each finishes.
+
+    With ``task_app_url`` the rollouts run on that task app (``POST /rollout``), otherwise here
+    (``proofgym.rollouts.run_rollout``). Every session is stored in the trace store under a new
+    run of kind ``eval`` whose summary is the report's; a remote app's sessions are stored when it
+    returns full traces. A rollout that fails is a result with its error, never an exception;
+    :class:`EvalError` is raised only when the evaluation cannot start.
+    """
+    section = config.eval if isinstance(config, EvalConfig) else config
+    run_id = f"eval-{uuid.uuid4().hex[:12]}"
+    if section.task_app_url is not None:
+        from proofgym.evaluation._remote import TaskAppClient, rollout_request
+
+        async with TaskAppClient(section) as client:
+            info = await client.info()
+            env_name = section.env_name or str(info.get("env_name"))
+            if env_name != info.get("env_name"):
+                raise EvalError(f"eval.env_name is {env_name!r} but the task app at {client.url} serves "
+                                f"{info.get('env_name')!r}")
+            options = section.policy_options()
+
+            async def remote(seed: int) -> tuple[SeedResult, SessionTrace | None]:
+                return await client.rollout(rollout_request(section, env_name, seed, run_id, options), seed)
+
+            return await _run(section, run_id, env_name, remote, on_result)
+    env_name = _check_environment(section)
+    policy = _build_policy(section, env_name)
+    try:
+        async def local(seed: int) -> tuple[SeedResult, SessionTrace | None]:
+            return await _rollout_here(section, env_name, policy, seed, run_id)
+
+        return await _run(section, run_id, env_name, local, on_result)
+    finally:
+        await policy.aclose()
+
+
+async def _run(section: EvalSection, run_id: str, env_name: str, rollout: Callable[[int], Any],
+               on_result: OnResult | None) -> EvalReport:
+    with _open_store(section) as store:
+        return await _run_seeds(section, store, run_id, env_name, rollout, on_result)
+
+
+async def _run_seeds(section: EvalSection, store: TraceStore, run_id: str, env_name: str,
+                     rollout: Callable[[int], Any], on_result: OnResult | None) -> EvalReport:
+    report = EvalReport(run_id=run_id, env_name=env_name, policy_name=section.resolved_policy_name,
+                        model=section.policy_options().get("model"), task_app_url=section.task_app_url,
+                        traces=store.url, app_id=section.app_id)
+    store.start_run(run_id, kind="eval", env_name=env_name, config=section.model_dump(mode="json"))
+    slots = asyncio.Semaphore(section.concurrency)
+    by_seed: dict[int, SeedResult] = {}
+    started = time.monotonic()
+    with TraceWriter(store) as writer:
+
+        async def one(seed: int) -> None:
+            async with slots:
+                result, session = await rollout(seed)
+            if session is not None:
+                writer.submit(session)
+            by_seed[seed] = result
+            if on_result is not None:
+                on_result(result)
+
+        try:
+            await asyncio.gather(*(one(seed) for seed in section.seeds))
+        finally:
+            report.wall_time_s = time.monotonic() - started
+            try:
+                writer.flush()
+            except TraceWriteError as exc:
+                unstored = set(exc.session_ids)
+                for seed, result in by_seed.items():
+                    if result.session_id in unstored:
+                        by_seed[seed] = replace(result, status="failed", error=f"the trace was not stored: {exc}")
+    report.results = [by_seed[seed] for seed in section.seeds if seed in by_seed]
+    store.finish_run(run_id, status="ok" if report.failed == 0 else "error", summary=report.summary())
+    return report
+
+
+async def _rollout_here(section: EvalSection, env_name: str, policy: Any, seed: int,
+                        run_id: str) -> tuple[SeedResult, SessionTrace | None]:
+    from proofgym.rollouts import run_rollout
+
+    started = time.monotonic()
+    try:
+        result = await run_rollout(env_name, seed=seed, policy=policy, env_config=section.env_config,
+                                   max_turns=section.turn_limit, max_time_s=section.max_time_s, run_id=run_id,
+                                   metadata={"eval": section.app_id, "policy_name": section.resolved_policy_name})
+    except Exception as exc:  # noqa: BLE001 - a seed the environment refuses fails that seed only
+        return SeedResult(seed, "failed", duration_s=time.monotonic() - started,
+                          error=f"{type(exc).__name__}: {exc}"), None
+    session = result.session
+    tokens = sum((call.prompt_tokens or 0) + (call.completion_tokens or 0)
+                 for step in session.steps for call in step.lm_calls)
+    first = session.steps[0].observation if session.steps else None
+    data = first.get("data") if isinstance(first, dict) else None
+    task_id = next((str(data[key]) for key in ("task_id", "problem_id", "record_id")
+                    if isinstance(data, dict) and key in data), None)
+    return SeedResult(seed, session.status, total_return=result.total_return, outcome_score=result.outcome_score,
+                      num_steps=result.length, tokens=tokens, duration_s=time.monotonic() - started,
+                      session_id=session.session_id, task_id=task_id, error=session.error), session
+
+
+def _open_store(section: EvalSection) -> TraceStore:
+    source = section.traces or DEFAULT_PATH
+    try:
+        return TraceStore(source)
+    except Exception as exc:  # noqa: BLE001 - any failure to open the store stops the start, with its reason
+        raise EvalError(f"eval.traces: cannot open the trace store {source!r}: {exc}") from None
+
+
+def _check_environment(section: EvalSection) -> str:
+    assert section.env_name is not None
+    if section.env_name not in env_names():
+        raise EvalError(f"eval.env_name: unknown environment {section.env_name!r}; expected one of {env_names()}")
+    try:
+        make(section.env_name, **section.env_config).close()
+    except (ValueError, TypeError) as exc:
+        raise EvalError(f"eval.env_config: {exc}") from None
+    return section.env_name
+
+
+def _build_policy(section: EvalSection, env_name: str) -> Any:
+    from proofgym.policies import build_policy
+
+    options = section.policy_options()
+    if section.resolved_policy_name == "oracle":
+        options.setdefault("env_name", env_name)
+        options.setdefault("env_config", dict(section.env_config))
+    try:
+        return build_policy(section.resolved_policy_name, options)
+    except (ConfigError, ValueError, TypeError) as exc:
+        raise EvalError(f"eval.policy_config: {exc}") from None
+

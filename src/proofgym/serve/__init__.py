@@ -1,0 +1,42 @@
+"""The task app: serve an environment over HTTP (``GET /health``, ``/info``, ``/task_info``, ``POST /rollout``).
+
+Imports FastAPI and uvicorn: import this package only where an app is built or served.
+"""
+
+from proofgym.serve._app import DEFAULT_POLICIES, create_app
+from proofgym.serve._auth import API_KEY_ENV_VARS, api_key_from_env, is_loopback
+from proofgym.serve._models import (
+    EnvSpec,
+    PipelineMetadata,
+    PolicyConfig,
+    PolicySpec,
+    RecordConfig,
+    RolloutMetrics,
+    RolloutRequest,
+    RolloutResponse,
+    RolloutStep,
+    RolloutTrajectory,
+    SafetyConfig,
+)
+from proofgym.serve._server import ServeError, serve
+
+__all__ = [
+    "API_KEY_ENV_VARS",
+    "DEFAULT_POLICIES",
+    "EnvSpec",
+    "PipelineMetadata",
+    "PolicyConfig",
+    "PolicySpec",
+    "RecordConfig",
+    "RolloutMetrics",
+    "RolloutRequest",
+    "RolloutResponse",
+    "RolloutStep",
+    "RolloutTrajectory",
+    "SafetyConfig",
+    "ServeError",
+    "api_key_from_env",
+    "create_app",
+    "is_loopback",
+    "serve",
+]

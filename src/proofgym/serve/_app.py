@@ -1,0 +1,263 @@
+"""The task app: one environment behind ``/health``, ``/info``, ``/task_info`` and ``/rollout``."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import uuid
+from contextlib import asynccontextmanager
+from typing import Any, AsyncIterator, Collection, Mapping
+
+from fastapi import FastAPI, Query
+from fastapi.encoders import jsonable_encoder
+from fastapi.responses import JSONResponse, Response
+from pydantic import BaseModel, ValidationError
+
+import proofgym
+from proofgym.config import ConfigError
+from proofgym.envs import env_names
+from proofgym.policies import (
+    HFPolicyConfig,
+    OpenAIPolicyConfig,
+    OraclePolicyConfig,
+    Policy,
+    ScriptedPolicyConfig,
+    build_policy,
+    policy_names,
+)
+from proofgym.rollouts import RolloutResult, run_rollout
+from proofgym.serve._auth import api_key_from_env
+from proofgym.serve._controller import Draining, RolloutCancelled, RolloutController
+from proofgym.serve._correlation import correlation_id
+from proofgym.serve._envs import EnvProvider
+from proofgym.serve._errors import RequestError
+from proofgym.serve._guard import RequestGuard
+from proofgym.serve._models import RolloutRequest, RolloutResponse
+from proofgym.serve._recorder import TraceRecorder
+from proofgym.serve._response import build_response, task_id
+from proofgym.traces import TraceStore, TraceStoreError
+
+logger = logging.getLogger("proofgym.serve")
+
+#: Policies a request may name unless the app says otherwise. A local model is left out: loading
+#: one per request is slow, and its ``model`` would let a client load any path on the server.
+DEFAULT_POLICIES: tuple[str, ...] = ("openai", "openai-chat", "vllm", "scripted", "oracle")
+_POLICY_CONFIGS: dict[str, type[BaseModel]] = {
+    "openai": OpenAIPolicyConfig, "openai-chat": OpenAIPolicyConfig, "vllm": OpenAIPolicyConfig,
+    "hf": HFPolicyConfig, "local": HFPolicyConfig, "scripted": ScriptedPolicyConfig, "oracle": OraclePolicyConfig,
+}
+# Policies whose construction does real work (an environment, a model): built off the event loop.
+_POLICIES_BUILT_OFF_LOOP = frozenset({"oracle", "hf", "local"})
+# Policy config keys a request must not set: the app would read a secret of its own environment
+# and send it to a URL the client chose.
+_SERVER_ONLY_POLICY_KEYS = ("api_key_env",)
+
+
+def create_app(
+    env_name: str,
+    *,
+    env_config: Mapping[str, Any] | None = None,
+    api_key: str | None = None,
+    store: TraceStore | str | os.PathLike[str] | None = None,
+    max_concurrency: int = 32,
+    max_body_bytes: int = 4 << 20,
+    max_time_s: float = 900.0,
+    grace_s: float = 30.0,
+    env_overrides: Collection[str] = (),
+    policies: Collection[str] = DEFAULT_POLICIES,
+) -> FastAPI:
+    """A FastAPI task app serving environment ``env_name``.
+
+    ``env_config`` is the environment's config; a request's ``env.config`` may change only the
+    keys listed in ``env_overrides`` (``"*"``: any). ``api_key`` defaults to
+    ``ENVIRONMENT_API_KEY`` (or ``PROOFGYM_API_KEY``, ``ENV_API_KEY``); with none, requests are not
+    authenticated (``proofgym serve`` allows that on loopback only). ``store`` is a
+    :class:`~proofgym.traces.TraceStore` (left open) or a path / SQLAlchemy URL (opened and closed
+    by the app; default ``traces/proofgym.db``): every rollout's session is committed to it before
+    the response is sent. At most ``max_concurrency`` rollouts run at once (more wait their turn);
+    bodies above ``max_body_bytes`` are refused (413); a rollout runs at most ``max_time_s``
+    seconds; ``policies`` are the policy names a request may use. On shutdown, running rollouts
+    get ``grace_s`` seconds before they are cancelled (and recorded as such).
+
+    Raises ``ValueError`` for an unknown environment, an invalid config or limit.
+    """
+    if env_name not in env_names():
+        raise ValueError(f"unknown environment {env_name!r}; expected one of {env_names()}")
+    if not max_time_s > 0 or not grace_s >= 0:
+        raise ValueError(f"max_time_s must be > 0 and grace_s >= 0, got {max_time_s} and {grace_s}")
+    unknown = sorted(set(policies) - set(policy_names()))
+    if unknown:
+        raise ValueError(f"unknown policy names {unknown}; expected some of {policy_names()}")
+    envs = EnvProvider(env_name, env_config, overridable=env_overrides)
+    key = api_key if api_key is not None else api_key_from_env()
+    controller = RolloutController(max_concurrency)
+    allowed_policies = sorted(policies)
+    limits = {"max_concurrency": max_concurrency, "max_body_bytes": max_body_bytes, "max_time_s": max_time_s,
+              "grace_s": grace_s}
+    recorder = TraceRecorder(store, env_name=env_name, run_config={"app": "proofgym serve", **limits,
+                                                                   "env_config": envs.base_config})
+
+    @asynccontextmanager
+    async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        await recorder.open()
+        try:
+            yield
+        finally:
+            cancelled = await controller.drain(grace_s)
+            if cancelled:
+                logger.warning("cancelled %d running rollout(s) at shutdown", cancelled)
+            await recorder.close()
+
+    app = FastAPI(title=f"proofgym task app: {env_name}", version=proofgym.__version__, lifespan=lifespan)
+    app.state.controller = controller
+    app.state.recorder = recorder
+    app.add_middleware(RequestGuard, api_key=key, max_body_bytes=max_body_bytes)
+
+    @app.exception_handler(RequestError)
+    async def _invalid(_: Any, exc: RequestError) -> JSONResponse:
+        return JSONResponse({"detail": jsonable_encoder(exc.details())}, status_code=422)
+
+    @app.exception_handler(Draining)
+    async def _draining(_: Any, exc: Draining) -> JSONResponse:
+        return JSONResponse({"detail": "the task app is shutting down; send the rollout to another instance"},
+                            status_code=503, headers={"Retry-After": "1"})
+
+    @app.exception_handler(TraceStoreError)
+    async def _unstored(_: Any, exc: TraceStoreError) -> JSONResponse:
+        return JSONResponse({"detail": f"the rollout ran but its trace could not be stored: {exc}"},
+                            status_code=500)
+
+    @app.get("/health")
+    async def health() -> JSONResponse:
+        """Liveness, without authentication; 503 while the app drains for shutdown."""
+        body = {"ok": not controller.draining, "env_name": env_name, "version": proofgym.__version__,
+                "draining": controller.draining}
+        return JSONResponse(body, status_code=503 if controller.draining else 200)
+
+    @app.get("/info")
+    async def info() -> dict[str, Any]:
+        """The environment, its tools and config, the app's limits and what a request may choose."""
+        return {
+            "env_name": env_name,
+            "version": proofgym.__version__,
+            "tools": envs.tools,
+            "env_config": envs.base_config,
+            "env_overrides": sorted(envs.overridable),
+            "policies": allowed_policies,
+            "auth": key is not None,
+            "limits": limits,
+            "modes": ["rl", "eval"],
+            "trace_formats": ["compact", "full"],
+            "trace_store": recorder.url,
+            "rollouts": {"running": controller.running, "waiting": controller.waiting,
+                         "started": controller.started, "finished": controller.finished},
+        }
+
+    @app.get("/task_info")
+    async def task_info(seed: int = Query(..., ge=0, le=2**63 - 1, description="the task's seed")) -> dict[str, Any]:
+        """The task of ``seed`` as the agent sees it: the first observation and the tools."""
+
+        def describe() -> dict[str, Any]:
+            with envs.make(envs.base_config) as env:
+                observation = env.reset(seed).to_dict()
+                return {"env_name": env_name, "seed": seed, "task_id": task_id(observation, env_name, seed),
+                        "observation": observation, "tools": env.tools}
+
+        return await asyncio.to_thread(describe)
+
+    @app.post("/rollout", response_model=RolloutResponse)
+    async def rollout(request: RolloutRequest) -> Any:
+        """Run one episode and answer with its trajectory, metrics and (on request) its trace."""
+        if controller.draining:
+            raise Draining()
+        if request.env.env_name not in (None, env_name):
+            return JSONResponse({"detail": f"this app serves environment {env_name!r}, not "
+                                           f"{request.env.env_name!r}; see GET /info"}, status_code=404)
+        cid = correlation_id(request)
+        config = envs.known_config(request.env.config)
+        if config is None:  # a config not seen before: validated by building an environment, off the loop
+            config = await asyncio.to_thread(envs.config_for, request.env.config)
+        if request.policy.policy_name in _POLICIES_BUILT_OFF_LOOP:
+            policy = await asyncio.to_thread(_build_policy, request, env_name, config, allowed_policies)
+        else:
+            policy = _build_policy(request, env_name, config, allowed_policies)
+
+        async def play() -> RolloutResult:
+            # Recording is part of the rollout, so a drain waits for it, cancelled rollouts included.
+            finished: list[RolloutResult] = []
+            try:
+                result = await run_rollout(
+                    env_name, seed=request.env.seed, policy=policy, env_config=config,
+                    max_turns=request.turn_limit(),
+                    max_time_s=min(max_time_s, request.safety.max_time_s or max_time_s),
+                    run_id=request.run_id, session_id=uuid.uuid4().hex, correlation_id=cid,
+                    metadata={"mode": request.mode, "policy_name": request.policy.policy_name,
+                              "inference_url": request.policy.config.inference_url, "source": "proofgym serve"},
+                    on_finish=finished.append)
+            except asyncio.CancelledError:
+                if finished:
+                    await _record(recorder, finished[0])
+                raise
+            await _record(recorder, result)
+            return result
+
+        try:
+            result = await controller.run(play())
+        except RolloutCancelled:
+            raise Draining() from None
+        finally:
+            await policy.aclose()
+        session = result.session
+        response = build_response(request, session, env_name=env_name,
+                                  policy_id=request.policy.policy_id or session.policy_id or str(policy.policy_id),
+                                  outcome_score=result.outcome_score, verdict=result.verdict, correlation_id=cid,
+                                  trace_format=request.record.trace_format if request.record.return_trace else None)
+        # Built and validated once here; returning a Response spares FastAPI a second validation pass.
+        return Response(response.model_dump_json(), media_type="application/json")
+
+    return app
+
+
+async def _record(recorder: TraceRecorder, result: RolloutResult) -> None:
+    try:
+        await recorder.record(result.session)
+    except TraceStoreError as exc:
+        logger.error("rollout %s ran but was not stored: %s", result.session.session_id, exc)
+        raise
+
+
+def _build_policy(request: RolloutRequest, env_name: str, env_config: Mapping[str, Any],
+                  allowed: Collection[str]) -> Policy:
+    """The request's policy; raises :class:`RequestError` naming the field when it cannot be built."""
+    name = request.policy.policy_name
+    if name not in allowed:
+        raise RequestError(("policy", "policy_name"), f"this app accepts the policies {list(allowed)}", name)
+    config = request.policy.config.model_dump(exclude_none=True, exclude={"trace_correlation_id"})
+    for key in _SERVER_ONLY_POLICY_KEYS:
+        if key in config:
+            raise RequestError(("policy", "config", key), "not accepted by a task app: it would send a secret of "
+                                                          "the app's environment to the client's inference_url",
+                               config[key])
+    if name == "oracle":
+        # The oracle plays this app's environment, with the rollout's own config.
+        if config.setdefault("env_name", env_name) != env_name:
+            raise RequestError(("policy", "config", "env_name"), f"the oracle plays this app's environment "
+                                                                 f"{env_name!r}", config["env_name"])
+        if "env_config" in config:
+            raise RequestError(("policy", "config", "env_config"), "the oracle uses the rollout's env.config; "
+                                                                   "set that instead", config["env_config"])
+        config["env_config"] = dict(env_config)
+    schema = _POLICY_CONFIGS.get(name)
+    if schema is not None and "inference_url" not in schema.model_fields:
+        # Part of the contract (it carries the correlation id) even for a policy that calls no model.
+        config.pop("inference_url", None)
+    if schema is not None:
+        try:
+            schema.model_validate(config)
+        except ValidationError as exc:
+            raise RequestError.from_validation_error(("policy", "config"), exc) from None
+    try:
+        return build_policy(name, config)
+    except (ConfigError, ValueError, TypeError) as exc:
+        raise RequestError(("policy", "config"), str(exc), None) from None

@@ -1,0 +1,52 @@
+"""The task app's API key: where it comes from, how a request presents it, and where a key is required."""
+
+from __future__ import annotations
+
+import hmac
+import ipaddress
+import os
+from typing import Mapping
+
+#: Environment variables read for the key, first non-empty wins (the reference's name first).
+API_KEY_ENV_VARS: tuple[str, ...] = ("ENVIRONMENT_API_KEY", "PROOFGYM_API_KEY", "ENV_API_KEY")
+
+
+def api_key_from_env(environ: Mapping[str, str] | None = None) -> str | None:
+    """The API key from ``ENVIRONMENT_API_KEY`` (or ``PROOFGYM_API_KEY``, ``ENV_API_KEY``), or ``None``."""
+    environ = os.environ if environ is None else environ
+    for name in API_KEY_ENV_VARS:
+        value = environ.get(name, "").strip()
+        if value:
+            return value
+    return None
+
+
+def presented_key(headers: Mapping[str, str]) -> str | None:
+    """The key a request carries: ``X-API-Key``, else ``Authorization: Bearer <key>``; ``None`` if neither.
+
+    ``headers`` must be case-insensitive (as Starlette's are) or have lower-case names.
+    """
+    key = headers.get("x-api-key")
+    if key:
+        return key.strip()
+    scheme, _, token = (headers.get("authorization") or "").strip().partition(" ")
+    if scheme.lower() == "bearer" and token.strip():
+        return token.strip()
+    return None
+
+
+def key_matches(expected: str, presented: str | None) -> bool:
+    """Whether ``presented`` is ``expected``, compared in constant time."""
+    if presented is None:
+        return False
+    return hmac.compare_digest(presented.encode("utf-8", "surrogateescape"), expected.encode("utf-8"))
+
+
+def is_loopback(host: str) -> bool:
+    """Whether binding ``host`` only exposes the app to this machine (``localhost``, 127.0.0.0/8, ``::1``)."""
+    if host.strip().lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip().strip("[]")).is_loopback
+    except ValueError:
+        return False

@@ -1,0 +1,38 @@
+"""The error a request that parsed but cannot run raises: a 422 naming the fields at fault."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import ValidationError
+
+
+class RequestError(ValueError):
+    """A well-formed request the app refuses.
+
+    ``loc`` is the field's path in the body (as in a 422's ``detail[].loc``) and ``message`` says
+    what was expected; ``details()`` gives the entries of the 422's ``detail`` list, shaped like
+    FastAPI's own (one per problem when built from a pydantic error).
+    """
+
+    def __init__(self, loc: tuple[str | int, ...], message: str, value: Any = None) -> None:
+        super().__init__(f"{'.'.join(str(part) for part in loc)}: {message}")
+        self.loc = loc
+        self.message = message
+        self.value = value
+        self._details = [{"type": "value_error", "loc": ["body", *loc], "msg": message, "input": value}]
+
+    @classmethod
+    def from_validation_error(cls, prefix: tuple[str | int, ...], exc: ValidationError) -> RequestError:
+        """One error carrying every problem of ``exc``, each located under ``prefix``."""
+        problems = exc.errors(include_url=False, include_context=False)
+        first = problems[0] if problems else {"loc": (), "msg": str(exc)}
+        error = cls((*prefix, *first["loc"]), first["msg"], first.get("input"))
+        error._details = [{"type": problem.get("type", "value_error"), "loc": ["body", *prefix, *problem["loc"]],
+                           "msg": problem["msg"], "input": problem.get("input")} for problem in problems] or \
+            error._details
+        return error
+
+    def details(self) -> list[dict[str, Any]]:
+        """The entries of a 422 response's ``detail`` list."""
+        return [dict(detail) for detail in self._details]

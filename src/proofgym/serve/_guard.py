@@ -1,0 +1,96 @@
+"""The ASGI guard in front of the task app: the API key first, then the body size, before any parsing.
+
+Doing both here, rather than in route dependencies, fixes the order a client sees: 401 for a
+missing or wrong key (whatever the body), then 413 for an oversized body (declared in
+``Content-Length`` or streamed without one), and only then the app's own 422 for an invalid body.
+A body within the limit is read once and replayed to the app.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Awaitable, Callable, Collection, MutableMapping
+
+from proofgym.serve._auth import key_matches, presented_key
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
+
+_AUTH_HINT = "send the app's key as an X-API-Key header or as Authorization: Bearer <key>"
+
+
+class RequestGuard:
+    """ASGI middleware: 401 without the right key (except on ``open_paths``), 413 above ``max_body_bytes``.
+
+    ``api_key=None`` turns authentication off (the server only allows that on a loopback address).
+    """
+
+    def __init__(self, app: ASGIApp, *, api_key: str | None, max_body_bytes: int,
+                 open_paths: Collection[str] = ("/health",)) -> None:
+        if max_body_bytes < 1:
+            raise ValueError(f"max_body_bytes must be at least 1, got {max_body_bytes}")
+        self.app = app
+        self.api_key = api_key
+        self.max_body_bytes = max_body_bytes
+        self.open_paths = frozenset(open_paths)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        headers = {name.decode("latin-1").lower(): value.decode("latin-1") for name, value in scope["headers"]}
+        if self.api_key is not None and scope["path"] not in self.open_paths:
+            if not key_matches(self.api_key, presented_key(headers)):
+                missing = presented_key(headers) is None
+                await _reply(send, 401, f"{'missing' if missing else 'invalid'} API key: {_AUTH_HINT}",
+                             [(b"www-authenticate", b"Bearer")])
+                return
+        declared = headers.get("content-length")
+        if declared is not None:
+            if not declared.strip().isdigit():
+                await _reply(send, 400, f"invalid Content-Length header {declared!r}: expected a byte count")
+                return
+            if int(declared) > self.max_body_bytes:
+                await _reply(send, 413, self._too_large(int(declared)))
+                return
+        body, more, size = [], True, 0
+        first: Message | None = None
+        while more:
+            message = await receive()
+            if message["type"] != "http.request":  # the client went away: let the app see it
+                first = message
+                break
+            chunk = message.get("body", b"")
+            size += len(chunk)
+            if size > self.max_body_bytes:
+                await _reply(send, 413, self._too_large(size, streamed=True))
+                return
+            body.append(chunk)
+            more = message.get("more_body", False)
+        replayed = False
+
+        async def replay() -> Message:
+            nonlocal replayed
+            if not replayed:
+                replayed = True
+                return first if first is not None else {"type": "http.request", "body": b"".join(body),
+                                                        "more_body": False}
+            return await receive()
+
+        await self.app(scope, replay, send)
+
+    def _too_large(self, size: int, *, streamed: bool = False) -> str:
+        what = f"at least {size}" if streamed else str(size)
+        return f"request body too large: {what} bytes, the limit is {self.max_body_bytes}"
+
+
+async def _reply(send: Send, status: int, detail: str, extra: list[tuple[bytes, bytes]] = ()) -> None:
+    body = json.dumps({"detail": detail}).encode()
+    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()), *extra]
+    if status == 413:
+        headers.append((b"connection", b"close"))  # the rest of the body is never read
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": body})

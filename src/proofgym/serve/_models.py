@@ -1,0 +1,212 @@
+"""The task app's HTTP contract: ``POST /rollout`` request and response bodies.
+
+The field names follow the reference task-app contract, so a trainer written against it can call a
+proofgym app unchanged. Request models forbid unknown keys, so a typo (``max_turn``) is a 422
+naming the field instead of a silently ignored setting; response models ignore unknown keys, so a
+client parsing a newer app's answer keeps working.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Annotated, Any, Literal
+from urllib.parse import urlsplit
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+_Seed = Annotated[int, Field(strict=True, ge=0, le=2**63 - 1)]
+_Id = Annotated[str, Field(min_length=1, max_length=256)]
+_AGENT_OPS = ("agent", "policy")
+
+
+class _Request(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class EnvSpec(_Request):
+    """Which task to run.
+
+    ``env_name`` must name the app's environment (404 otherwise; omitted means the app's);
+    ``seed`` determines the task; ``config`` is merged over the app's environment config (a key the
+    app's config sets cannot be changed). ``env_id`` is echoed as the trajectory's ``env_id``.
+    """
+
+    env_name: str | None = None
+    env_id: _Id | None = None
+    config: dict[str, Any] = Field(default_factory=dict)
+    seed: _Seed = 0
+
+
+class PolicyConfig(BaseModel):
+    """The policy's settings, passed to the policy, which validates them (``model``, ``inference_url``,
+    ``temperature``, ``top_p``, ``max_tokens``, ... for ``openai``; ``actions`` for ``scripted``).
+
+    ``inference_url`` is passed on unchanged; its ``cid`` query parameter is the trace correlation
+    id. ``trace_correlation_id`` sets that id explicitly and is not passed on.
+    """
+
+    model_config = ConfigDict(extra="allow")
+
+    model: str | None = None
+    inference_url: str | None = Field(None, max_length=4096)
+    temperature: float | None = None
+    top_p: float | None = None
+    max_tokens: int | None = None
+    trace_correlation_id: _Id | None = None
+
+    @field_validator("inference_url")
+    @classmethod
+    def _http_url(cls, value: str | None) -> str | None:
+        if value is None:
+            return value
+        parts = urlsplit(value)
+        if parts.scheme not in ("http", "https") or not parts.netloc:
+            raise ValueError("expected an http:// or https:// URL with a host")
+        return value
+
+
+class PolicySpec(_Request):
+    """Which policy acts: ``policy_name`` as in ``proofgym.policies.build_policy``, and its ``config``.
+
+    ``policy_id`` names the policy in the trajectory and the trace (default: the policy's own id).
+    """
+
+    policy_id: _Id | None = None
+    policy_name: str = Field("openai", min_length=1, max_length=64)
+    config: PolicyConfig = Field(default_factory=PolicyConfig)
+
+
+class RecordConfig(_Request):
+    """What the response carries: ``trajectories`` (the steps), and the trace when ``return_trace``:
+    ``compact`` (a summary) or ``full`` (the whole session). Log-probabilities and values are not
+    produced by this app; asking for them is an error rather than a silently missing field."""
+
+    trajectories: bool = True
+    logprobs: Literal[False] = False
+    value: Literal[False] = False
+    return_trace: bool = False
+    trace_format: Literal["compact", "full"] = "compact"
+
+
+class SafetyConfig(_Request):
+    """Per-rollout limits: ``max_ops`` caps the number of environment steps, ``max_time_s`` the wall
+    clock (both capped in turn by the app's own limits)."""
+
+    max_ops: int | None = Field(None, ge=1)
+    max_time_s: float | None = Field(None, gt=0, allow_inf_nan=False)
+
+
+class RolloutRequest(_Request):
+    """``POST /rollout``: run one episode of ``env`` with ``policy``.
+
+    The turn limit is the smallest of ``max_turns``, the number of ``"agent"`` (or ``"policy"``)
+    entries in ``ops`` and ``safety.max_ops``; with none of them the environment's own limit
+    applies. ``mode: rl`` requires a trace correlation id (the ``cid`` of the inference URL or an
+    explicit ``trace_correlation_id``). ``on_done``, ``training_session_id`` and ``synth_base_url``
+    are accepted for compatibility with the reference contract and have no effect.
+    """
+
+    run_id: _Id
+    env: EnvSpec = Field(default_factory=EnvSpec)
+    policy: PolicySpec = Field(default_factory=PolicySpec)
+    ops: list[Literal["agent", "policy", "env"]] | None = Field(None, max_length=200_000)
+    max_turns: int | None = Field(None, ge=1, le=100_000)
+    record: RecordConfig = Field(default_factory=RecordConfig)
+    safety: SafetyConfig = Field(default_factory=SafetyConfig)
+    mode: Literal["rl", "eval"] = "eval"
+    trace_correlation_id: _Id | None = None
+    on_done: Literal["reset", "terminate"] = "reset"
+    training_session_id: str | None = Field(None, max_length=256)
+    synth_base_url: str | None = Field(None, max_length=4096)
+
+    @model_validator(mode="after")
+    def _ops_have_an_agent_turn(self) -> RolloutRequest:
+        if self.ops is not None and not any(op in _AGENT_OPS for op in self.ops):
+            raise ValueError("ops must contain at least one 'agent' op (one per turn)")
+        return self
+
+    def turn_limit(self) -> int | None:
+        """The most turns this request allows, or ``None`` when it sets no limit of its own."""
+        limits = [limit for limit in (self.max_turns, self.safety.max_ops) if limit is not None]
+        if self.ops is not None:
+            limits.append(sum(op in _AGENT_OPS for op in self.ops))
+        return min(limits, default=None)
+
+
+class RolloutStep(BaseModel):
+    """One step of a trajectory: the observation acted on, the action, and what followed."""
+
+    obs: dict[str, Any]
+    tool_calls: list[dict[str, Any]]
+    reward: float | None = None
+    done: bool = False
+    truncated: bool | None = None
+    info: dict[str, Any] = Field(default_factory=dict)
+
+
+class RolloutTrajectory(BaseModel):
+    """One episode. ``final`` holds the last observation, the return, the outcome score and the verdict."""
+
+    env_id: str
+    policy_id: str
+    steps: list[RolloutStep]
+    final: dict[str, Any] | None = None
+    length: int
+    inference_url: str | None = None
+    trace_correlation_id: str | None = None
+
+
+class RolloutMetrics(BaseModel):
+    """Returns and scores. ``outcome_score`` is the environment's verdict-based score (``None`` when
+    the episode produced none)."""
+
+    episode_returns: list[float]
+    mean_return: float
+    num_steps: int
+    num_episodes: int = 1
+    outcome_score: float | None = None
+    details: dict[str, Any] = Field(default_factory=dict)
+
+    @field_validator("episode_returns", "mean_return", "outcome_score")
+    @classmethod
+    def _finite(cls, value: Any) -> Any:
+        values = value if isinstance(value, list) else [value]
+        if any(v is not None and not math.isfinite(v) for v in values):
+            raise ValueError("rewards must be finite")
+        return value
+
+
+class PipelineMetadata(BaseModel):
+    """What a trainer's pipeline keys on: the reward, who acted, the (unchanged) inference URL and
+    the task. ``reward_score`` is the episode's return."""
+
+    reward_score: float
+    policy_id: str
+    inference_url: str | None = None
+    env_name: str
+    task_id: str | None = None
+    task_split: str | None = None
+    trace_correlation_id: str | None = None
+    seed: int | None = None
+    session_id: str | None = None
+
+
+class RolloutResponse(BaseModel):
+    """``POST /rollout``'s answer.
+
+    ``status`` is the session's (``ok``, ``error``, ``timeout``, ``cancelled``); ``aborted`` is true
+    unless it is ``ok``, and ``error`` then says why. ``trace`` is present when the request asked
+    for it. ``trace_correlation_id`` is the id the session is stored under.
+    """
+
+    run_id: str
+    trajectories: list[RolloutTrajectory]
+    branches: dict[str, list[str]] = Field(default_factory=dict)
+    metrics: RolloutMetrics
+    aborted: bool = False
+    ops_executed: int = 0
+    status: str = "ok"
+    error: str | None = None
+    trace: dict[str, Any] | None = None
+    trace_correlation_id: str | None = None
+    pipeline_metadata: PipelineMetadata

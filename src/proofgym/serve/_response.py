@@ -1,0 +1,143 @@
+"""A finished rollout as the task app's response: trajectory, metrics, pipeline metadata and trace."""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+from typing import Any, Literal, Mapping
+
+from proofgym.serve._models import (
+    PipelineMetadata,
+    RolloutMetrics,
+    RolloutRequest,
+    RolloutResponse,
+    RolloutStep,
+    RolloutTrajectory,
+)
+from proofgym.traces import SessionTrace, StepTrace
+
+_TASK_ID_KEYS = ("task_id", "problem_id", "record_id", "id")
+
+
+def task_id(observation: Any, env_name: str, seed: int) -> str:
+    """The id of the task an observation shows (a problem or record id), else ``ENV:SEED``."""
+    data = observation.get("data") if isinstance(observation, Mapping) else None
+    for source in (data, observation):
+        if isinstance(source, Mapping):
+            for key in _TASK_ID_KEYS:
+                if isinstance(source.get(key), (str, int)) and not isinstance(source.get(key), bool):
+                    return str(source[key])
+    return f"{env_name}:{seed}"
+
+
+def tool_calls(action: Any) -> list[dict[str, Any]]:
+    """An action as the contract's ``tool_calls`` list: ``[{"tool", "args"}]``, ``[{"text"}]`` or ``[]``."""
+    if action is None:
+        return []
+    if isinstance(action, Mapping):
+        return [dict(action)]
+    if isinstance(action, list):
+        return [dict(item) if isinstance(item, Mapping) else {"value": item} for item in action]
+    return [{"text": str(action)}]
+
+
+def compact_trace(session: SessionTrace) -> dict[str, Any]:
+    """A session's summary: ids, status, sizes, rewards and token counts, without the steps."""
+    calls = [call for step in session.steps for call in step.lm_calls]
+    return {
+        "format": "compact",
+        "session_id": session.session_id,
+        "run_id": session.run_id,
+        "correlation_id": session.correlation_id,
+        "env_name": session.env_name,
+        "seed": session.seed,
+        "policy_id": session.policy_id,
+        "status": session.status,
+        "error": session.error,
+        "num_steps": len(session.steps),
+        "total_reward": session.total_reward,
+        "outcome_reward": None if session.outcome_reward is None else asdict(session.outcome_reward),
+        "lm_calls": len(calls),
+        "prompt_tokens": sum(call.prompt_tokens or 0 for call in calls),
+        "completion_tokens": sum(call.completion_tokens or 0 for call in calls),
+        "started_at": session.started_at,
+        "ended_at": session.ended_at,
+    }
+
+
+def build_response(request: RolloutRequest, session: SessionTrace, *, env_name: str, policy_id: str,
+                   outcome_score: float | None, verdict: Any, correlation_id: str | None,
+                   trace_format: Literal["compact", "full"] | None) -> RolloutResponse:
+    """The response to ``request`` for the finished ``session``.
+
+    The inference URL is echoed exactly as the request sent it, in the trajectory, every step's
+    ``info`` and the pipeline metadata, beside the correlation id.
+    """
+    url = request.policy.config.inference_url
+    echo = {"inference_url": url, "trace_correlation_id": correlation_id}
+    steps = [_step(step, echo) for step in session.steps] if request.record.trajectories else []
+    total = session.total_reward
+    first = session.steps[0].observation if session.steps else None
+    final = {
+        "observation": _final_observation(session.steps[-1]) if session.steps else None,
+        "total_return": total,
+        "outcome_score": outcome_score,
+        "verdict": verdict,
+        "status": session.status,
+        "error": session.error,
+    }
+    trajectory = RolloutTrajectory(
+        env_id=request.env.env_id or session.session_id,
+        policy_id=policy_id,
+        steps=steps,
+        final=final,
+        length=len(session.steps),
+        **echo,
+    )
+    metrics = RolloutMetrics(episode_returns=[total], mean_return=total, num_steps=len(session.steps),
+                             outcome_score=outcome_score,
+                             details={"status": session.status, "session_id": session.session_id})
+    metadata = PipelineMetadata(
+        reward_score=total,
+        policy_id=policy_id,
+        env_name=env_name,
+        task_id=task_id(first, env_name, request.env.seed),
+        task_split=_split(request),
+        seed=request.env.seed,
+        session_id=session.session_id,
+        **echo,
+    )
+    trace = None
+    if trace_format == "full":
+        trace = session.to_dict()
+    elif trace_format == "compact":
+        trace = compact_trace(session)
+    return RolloutResponse(
+        run_id=request.run_id,
+        trajectories=[trajectory],
+        metrics=metrics,
+        aborted=session.status != "ok",
+        ops_executed=2 * len(session.steps),
+        status=session.status,
+        error=session.error,
+        trace=trace,
+        trace_correlation_id=correlation_id,
+        pipeline_metadata=metadata,
+    )
+
+
+def _step(step: StepTrace, echo: Mapping[str, Any]) -> RolloutStep:
+    observation = step.observation if isinstance(step.observation, Mapping) else {"text": step.observation}
+    return RolloutStep(obs=dict(observation), tool_calls=tool_calls(step.action), reward=step.reward,
+                       done=step.done, truncated=step.truncated, info={**step.info, **echo})
+
+
+def _final_observation(step: StepTrace) -> Any:
+    """What the environment answered to the last action (the episode's closing observation)."""
+    if step.env_event is not None:
+        return step.env_event.result
+    return None
+
+
+def _split(request: RolloutRequest) -> str | None:
+    split = request.env.config.get("split")
+    return split if isinstance(split, str) else None

@@ -1,0 +1,100 @@
+"""Running a task app with uvicorn: the loopback rule for keyless apps, and a drain before shutdown."""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any, Collection, Mapping
+
+import uvicorn
+from fastapi import FastAPI
+
+from proofgym.serve._app import DEFAULT_POLICIES, create_app
+from proofgym.serve._auth import API_KEY_ENV_VARS, api_key_from_env, is_loopback
+from proofgym.serve._controller import RolloutController
+from proofgym.traces import DEFAULT_PATH, TraceStore
+
+# How a multi-worker serve hands its settings to the worker processes (JSON).
+_WORKER_SETTINGS = "PROOFGYM_SERVE_WORKER_SETTINGS"
+
+
+class ServeError(ValueError):
+    """The app cannot be started as asked (the message says why and what to change)."""
+
+
+class _DrainingServer(uvicorn.Server):
+    """A uvicorn server that, on SIGINT / SIGTERM, first drains the app's rollouts while still
+    answering (503 for new rollouts, ``/health`` reports draining), and only then closes."""
+
+    def __init__(self, config: uvicorn.Config, controller: RolloutController, grace_s: float) -> None:
+        super().__init__(config)
+        self._controller = controller
+        self._grace_s = grace_s
+
+    async def shutdown(self, sockets: Any = None) -> None:
+        if not self.force_exit:
+            await self._controller.drain(self._grace_s)
+        await super().shutdown(sockets=sockets)
+
+
+def serve(
+    env_name: str,
+    *,
+    host: str = "127.0.0.1",
+    port: int = 8000,
+    env_config: Mapping[str, Any] | None = None,
+    traces: str | os.PathLike[str] | None = None,
+    api_key: str | None = None,
+    max_concurrency: int = 32,
+    max_body_bytes: int = 4 << 20,
+    max_time_s: float = 900.0,
+    grace_s: float = 30.0,
+    env_overrides: Collection[str] = (),
+    policies: Collection[str] = DEFAULT_POLICIES,
+    workers: int = 1,
+    log_level: str = "info",
+) -> None:
+    """Serve environment ``env_name`` on ``host:port`` until interrupted (see :func:`create_app`).
+
+    ``api_key`` defaults to the environment (``ENVIRONMENT_API_KEY``, ...). ``workers`` above 1
+    runs that many app processes on the one port (uvicorn's supervisor), each with its own
+    ``max_concurrency`` and all writing to the one trace store; they drain on shutdown after
+    uvicorn's own wait for open requests (``grace_s``). Raises
+    :class:`ServeError` before binding anything when the app would be reachable from other
+    machines without a key, or when the environment, its config or the trace store is unusable.
+    """
+    key = api_key if api_key is not None else api_key_from_env()
+    if key is None and not is_loopback(host):
+        raise ServeError(f"refusing to serve on {host!r} without an API key: anyone who can reach it could run "
+                         f"rollouts. Set {API_KEY_ENV_VARS[0]} (or {', '.join(API_KEY_ENV_VARS[1:])}), or bind a "
+                         "loopback address such as 127.0.0.1")
+    if not 0 <= port <= 65535:
+        raise ServeError(f"port must be in 0..65535, got {port}")
+    if workers < 1:
+        raise ServeError(f"workers must be at least 1, got {workers}")
+    source = DEFAULT_PATH if traces is None else traces
+    try:
+        app = create_app(env_name, env_config=env_config, api_key=key, store=source,
+                         max_concurrency=max_concurrency, max_body_bytes=max_body_bytes, max_time_s=max_time_s,
+                         grace_s=grace_s, env_overrides=env_overrides, policies=policies)
+    except ValueError as exc:
+        raise ServeError(str(exc)) from None
+    try:
+        TraceStore(source).close()  # the app opens it again on start-up; fail here, with the reason, first
+    except Exception as exc:  # noqa: BLE001 - any failure to open the store stops the start
+        raise ServeError(f"cannot open the trace store {str(source)!r}: {exc}") from None
+    options = {"host": host, "port": port, "log_level": log_level, "lifespan": "on", "access_log": False,
+               "timeout_graceful_shutdown": max(1.0, grace_s)}
+    if workers == 1:
+        _DrainingServer(uvicorn.Config(app, **options), app.state.controller, grace_s).run()
+        return
+    os.environ[_WORKER_SETTINGS] = json.dumps({
+        "env_name": env_name, "env_config": dict(env_config or {}), "api_key": key, "store": str(source),
+        "max_concurrency": max_concurrency, "max_body_bytes": max_body_bytes, "max_time_s": max_time_s,
+        "grace_s": grace_s, "env_overrides": list(env_overrides), "policies": list(policies)})
+    uvicorn.run("proofgym.serve._server:worker_app", factory=True, workers=workers, **options)
+
+
+def worker_app() -> FastAPI:
+    """The app of one worker process of a multi-worker :func:`serve` (its settings come from the parent)."""
+    return create_app(**json.loads(os.environ[_WORKER_SETTINGS]))

@@ -1,0 +1,96 @@
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from proofgym.cli import app
+from proofgym.evaluation import EvalError, parse_eval_config, run_eval
+from proofgym.traces import TraceStore
+
+from ._support import ThreadedTaskApp, write_eval_toml
+
+runner = CliRunner()
+KEY = "eval-key"
+
+
+@pytest.fixture(scope="module")
+def task_app(tmp_path_factory):
+    traces = tmp_path_factory.mktemp("app") / "app.db"
+    with ThreadedTaskApp("verilog", api_key=KEY, store=traces, env_config={"problem_id": "Prob001_and_gate"}) as served:
+        served.traces = traces
+        yield served
+
+
+@pytest.fixture(autouse=True)
+def key(monkeypatch):
+    for name in ("PROOFGYM_API_KEY", "ENV_API_KEY"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("ENVIRONMENT_API_KEY", KEY)
+
+
+def config(task_app, tmp_path, **keys):
+    return parse_eval_config({"eval": {"task_app_url": task_app.url, "policy_name": "oracle", "seeds": "0-3",
+                                       "traces": str(tmp_path / "local.db"), **keys}}).eval
+
+
+def test_the_rollouts_run_on_the_task_app_and_their_traces_are_stored_here(task_app, tmp_path):
+    report = run_eval(config(task_app, tmp_path, concurrency=2))
+    assert report.env_name == "verilog" and report.task_app_url == task_app.url
+    assert [r.seed for r in report.results] == [0, 1, 2, 3]
+    assert all(r.ok and r.passed and r.task_id == "Prob001_and_gate" for r in report.results)
+    with TraceStore(tmp_path / "local.db", create=False) as local:
+        assert {s.session_id for s in local.list_sessions(run_id=report.run_id)} == \
+            {r.session_id for r in report.results}
+        assert local.list_runs()[0].summary["pass_rate"] == 1.0
+    with TraceStore(task_app.traces, create=False) as remote:  # the app keeps its own copy, under the eval's run
+        assert remote.count_sessions(run_id=report.run_id) == 4
+
+
+def test_max_turns_is_sent_to_the_task_app(task_app, tmp_path):
+    actions = [{"tool": "compile", "args": {}}] * 5
+    report = run_eval(config(task_app, tmp_path, policy_name="scripted", max_turns=2, seeds=[0],
+                             policy_config={"actions": actions}))
+    [result] = report.results
+    assert result.ok and result.num_steps == 2 and result.outcome_score == 0.0
+
+
+def test_a_compact_trace_still_counts_tokens_but_is_not_stored(task_app, tmp_path):
+    report = run_eval(config(task_app, tmp_path, trace_format="compact", seeds=[0]))
+    assert report.results[0].tokens == 0
+    with TraceStore(tmp_path / "local.db", create=False) as local:
+        assert local.count_sessions() == 0 and local.list_runs()[0].n_sessions == 0
+
+
+def test_requests_the_task_app_refuses_are_failed_results(task_app, tmp_path):
+    report = run_eval(config(task_app, tmp_path, seeds=[0], env_config={"max_turns": 3}))
+    [result] = report.results
+    assert result.status == "failed" and "HTTP 422" in result.error and "max_turns" in result.error
+
+
+def test_a_wrong_key_stops_the_eval_before_any_rollout(task_app, tmp_path, monkeypatch):
+    monkeypatch.setenv("ENVIRONMENT_API_KEY", "wrong")
+    with pytest.raises(EvalError, match="refused the API key"):
+        run_eval(config(task_app, tmp_path))
+    monkeypatch.setenv("MY_KEY", KEY)
+    assert run_eval(config(task_app, tmp_path, api_key_env="MY_KEY", seeds=[0])).failed == 0
+
+
+def test_an_env_name_the_app_does_not_serve_stops_the_eval(task_app, tmp_path):
+    with pytest.raises(EvalError, match="serves 'verilog'"):
+        run_eval(config(task_app, tmp_path, env_name="loan"))
+
+
+def test_an_unreachable_task_app_exits_2(tmp_path):
+    path = write_eval_toml(tmp_path / "e.toml", {"task_app_url": "http://127.0.0.1:9", "policy_name": "oracle",
+                                                 "seeds": [0], "traces": str(tmp_path / "t.db")})
+    result = runner.invoke(app, ["eval", "--config", str(path)])
+    assert result.exit_code == 2 and "cannot reach the task app" in " ".join(result.output.split())
+
+
+def test_the_command_against_a_task_app(task_app, tmp_path):
+    path = write_eval_toml(tmp_path / "e.toml", {"task_app_url": task_app.url, "policy_name": "oracle",
+                                                 "seeds": "0-1", "traces": str(tmp_path / "t.db")})
+    result = runner.invoke(app, ["eval", "--config", str(path), "--json-out", str(tmp_path / "s.json")])
+    assert result.exit_code == 0, result.output
+    assert f"task app {task_app.url}" in result.output
+    assert json.loads((tmp_path / "s.json").read_text())["mode"] == "remote"

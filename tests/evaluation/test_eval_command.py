@@ -1,0 +1,94 @@
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from proofgym.cli import app
+from proofgym.traces import TraceStore
+
+from ._support import write_eval_toml
+
+runner = CliRunner()
+CONFIGS = Path(__file__).resolve().parents[2] / "configs"
+
+
+def run(config, *args):
+    return runner.invoke(app, ["eval", "--config", str(config), *args])
+
+
+@pytest.mark.parametrize("name, seeds", [("eval_grant.toml", 32), ("eval_verilog.toml", 8)])
+def test_the_shipped_eval_configs_run_offline_and_pass(tmp_path, monkeypatch, name, seeds):
+    monkeypatch.chdir(tmp_path)  # the configs store traces under ./traces
+    result = run(CONFIGS / name, "--json-out", "out/summary.json")
+    assert result.exit_code == 0, result.output
+    assert result.output.count("seed ") == seeds
+    assert "pass rate" in result.output and "100.0%" in result.output
+    report = json.loads((tmp_path / "out" / "summary.json").read_text())
+    assert report["summary"]["ok"] == seeds and report["summary"]["pass_rate"] == 1.0
+    assert report["mode"] == "in-process" and len(report["results"]) == seeds
+    with TraceStore(tmp_path / "traces" / "eval.db", create=False) as store:
+        [run_summary] = store.list_runs()
+        assert run_summary.kind == "eval" and run_summary.status == "ok" and run_summary.n_sessions == seeds
+        assert run_summary.summary["pass_rate"] == 1.0
+
+
+def test_wrong_answers_are_scored_not_failed(tmp_path):
+    wrong = "<reasoning>x</reasoning>\n<decision>{\"classification\": \"permit\", \"facts\": {}}</decision>"
+    config = write_eval_toml(tmp_path / "e.toml", {"env_name": "grant_eligibility", "policy_name": "scripted",
+                                                   "seeds": "0-3", "traces": str(tmp_path / "t.db")},
+                             policy_config={"actions": [wrong]})
+    result = run(config, "--json-out", str(tmp_path / "s.json"))
+    assert result.exit_code == 0, result.output
+    summary = json.loads((tmp_path / "s.json").read_text())["summary"]
+    assert summary["ok"] == 4 and summary["pass_rate"] == 0.0 and summary["mean_outcome"] == 0.0
+
+
+def test_failed_rollouts_exit_1(tmp_path):
+    config = write_eval_toml(tmp_path / "e.toml", {"env_name": "grant_eligibility", "seeds": [0, 1],
+                                                   "traces": str(tmp_path / "t.db")},
+                             policy_config={"provider": "vllm", "model": "m", "inference_url": "http://127.0.0.1:9/v1",
+                                            "max_retries": 0})
+    result = run(config, "--json-out", str(tmp_path / "s.json"))
+    assert result.exit_code == 1, result.output
+    report = json.loads((tmp_path / "s.json").read_text())
+    assert report["summary"]["failed"] == 2 and all(r["status"] == "error" for r in report["results"])
+    with TraceStore(tmp_path / "t.db", create=False) as store:
+        assert store.count_sessions(status="error") == 2 and store.list_runs()[0].status == "error"
+
+
+def test_max_turns_is_honoured_in_process(tmp_path):
+    actions = [{"tool": "write_file", "args": {"path": "top.v", "content": "module TopModule; endmodule"}}] * 5
+    config = write_eval_toml(tmp_path / "e.toml", {"env_name": "verilog", "policy_name": "scripted", "seeds": [0],
+                                                   "max_turns": 2, "traces": str(tmp_path / "t.db")},
+                             policy_config={"actions": actions})
+    result = run(config, "--json-out", str(tmp_path / "s.json"))
+    assert result.exit_code == 0, result.output
+    [seed] = json.loads((tmp_path / "s.json").read_text())["results"]
+    assert seed["num_steps"] == 2 and seed["outcome_score"] == 0.0
+
+
+@pytest.mark.parametrize("keys, message", [
+    ({"env_name": "chess"}, "eval.env_name: unknown environment 'chess'"),
+    ({"seeds": "0-3", "concurrency": "many"}, "eval.concurrency"),
+    ({"policy_name": "gpt"}, "eval.policy_config: unknown policy 'gpt'"),
+])
+def test_config_errors_exit_2_naming_the_key(tmp_path, keys, message):
+    config = write_eval_toml(tmp_path / "e.toml", {"env_name": "loan", "policy_name": "oracle", "seeds": [0],
+                                                   "traces": str(tmp_path / "t.db"), **keys})
+    result = run(config)
+    assert result.exit_code == 2
+    assert message in " ".join(result.output.split())
+
+
+def test_an_invalid_env_config_exits_2(tmp_path):
+    config = write_eval_toml(tmp_path / "e.toml", {"env_name": "verilog", "policy_name": "oracle", "seeds": [0],
+                                                   "traces": str(tmp_path / "t.db")}, env_config={"max_turn": 3})
+    result = run(config)
+    assert result.exit_code == 2 and "eval.env_config" in result.output
+    assert not (tmp_path / "t.db").exists()
+
+
+def test_a_missing_config_file_exits_2(tmp_path):
+    result = run(tmp_path / "nope.toml")
+    assert result.exit_code == 2 and "config file not found" in result.output

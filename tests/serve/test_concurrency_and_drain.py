@@ -1,0 +1,107 @@
+import asyncio
+import contextlib
+
+import httpx
+
+from proofgym.serve import create_app
+from proofgym.serve._controller import Draining, RolloutController
+from proofgym.traces import TraceStore
+
+from ._support import ScriptedModelServer, rollout_body
+
+ANSWER = [{"tool": "answer", "args": {"completion": "<decision>{}</decision>"}}]
+
+
+@contextlib.asynccontextmanager
+async def running(app):
+    """The app with its lifespan started, and an async client talking to it in-process."""
+    async with app.router.lifespan_context(app):
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://app", timeout=60) as client:
+            yield client
+
+
+def openai_body(model, seed=0):
+    return rollout_body(seed, policy_name="openai", policy_config={"model": "m", "inference_url": model.url,
+                                                                   "max_retries": 0})
+
+
+def test_no_more_than_max_concurrency_rollouts_run_at_once(traces_path):
+    app = create_app("grant_eligibility", api_key=None, store=traces_path, max_concurrency=2)
+    peak = 0
+
+    async def main():
+        nonlocal peak
+        with ScriptedModelServer(ANSWER, delay_s=0.2) as model:
+            async with running(app) as client:
+                controller = app.state.controller
+
+                async def watch():
+                    nonlocal peak
+                    while True:
+                        peak = max(peak, controller.running)
+                        await asyncio.sleep(0.01)
+
+                watcher = asyncio.create_task(watch())
+                responses = await asyncio.gather(*(client.post("/rollout", json=openai_body(model, seed))
+                                                   for seed in range(6)))
+                watcher.cancel()
+        return responses
+
+    responses = asyncio.run(main())
+    assert [r.status_code for r in responses] == [200] * 6
+    assert peak == 2
+    with TraceStore(traces_path, create=False) as store:
+        assert store.count_sessions() == 6
+
+
+def test_drain_finishes_quick_rollouts_cancels_stuck_ones_and_refuses_new_ones(traces_path):
+    app = create_app("grant_eligibility", api_key=None, store=traces_path, grace_s=3.0)
+
+    async def main():
+        with ScriptedModelServer(ANSWER, delay_s=0.2) as quick, ScriptedModelServer(ANSWER, delay_s=30) as stuck:
+            async with running(app) as client:
+                quick_calls = [asyncio.create_task(client.post("/rollout", json=openai_body(quick, seed)))
+                               for seed in range(3)]
+                stuck_call = asyncio.create_task(client.post("/rollout", json=openai_body(stuck, 9)))
+                await asyncio.sleep(0.1)
+                drain = asyncio.create_task(app.state.controller.drain(3.0))
+                await asyncio.sleep(0)
+                late = await client.post("/rollout", json=rollout_body())
+                health = await client.get("/health")
+                await drain
+                return await asyncio.gather(*quick_calls), await stuck_call, late, health
+
+    quick, stuck, late, health = asyncio.run(main())
+    assert [r.status_code for r in quick] == [200] * 3
+    assert all(r.json()["status"] == "ok" for r in quick)
+    assert stuck.status_code == 503 and late.status_code == 503
+    assert health.status_code == 503 and health.json()["draining"] is True
+    with TraceStore(traces_path, create=False) as store:
+        statuses = sorted(s.status for s in store.list_sessions())
+        assert statuses == ["cancelled", "ok", "ok", "ok"]
+        [cancelled] = store.list_sessions(status="cancelled")
+        assert cancelled.seed == 9
+        [run] = store.list_runs()
+        assert run.status == "error" and run.summary == {"sessions": 4, "ok": 3, "failed": 1}
+
+
+def test_a_queued_rollout_never_starts_once_the_app_drains():
+    async def main():
+        controller = RolloutController(1)
+        started = []
+
+        async def rollout(name, seconds):
+            started.append(name)
+            await asyncio.sleep(seconds)
+            return name
+
+        first = asyncio.create_task(controller.run(rollout("first", 0.2)))
+        await asyncio.sleep(0.01)
+        queued = asyncio.create_task(controller.run(rollout("queued", 0)))
+        await asyncio.sleep(0.01)
+        await controller.drain(5)
+        return await first, await asyncio.gather(queued, return_exceptions=True), started
+
+    first, (queued,), started = asyncio.run(main())
+    assert first == "first" and isinstance(queued, Draining) and started == ["first"]

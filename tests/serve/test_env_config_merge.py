@@ -1,0 +1,25 @@
+import pytest
+
+from proofgym.serve import create_app
+from proofgym.serve._envs import merge_env_config
+from proofgym.serve._errors import RequestError
+
+
+def test_only_allowed_keys_change():
+    assert merge_env_config({"a": 1}, {"b": 2}, ["b"]) == {"a": 1, "b": 2}
+    assert merge_env_config({"a": 1}, {"a": 3}, ["*"]) == {"a": 3}
+    assert merge_env_config({"a": {"x": 1}}, {"a": {"x": 1}}) == {"a": {"x": 1}}
+    with pytest.raises(RequestError) as exc_info:
+        merge_env_config({"a": {"x": 1}}, {"a": {"x": 2}}, ["b"])
+    assert exc_info.value.loc == ("env", "config", "a") and "keys a request may set: b" in exc_info.value.message
+
+
+def test_an_invalid_app_config_is_refused_when_the_app_is_built(tmp_path):
+    with pytest.raises(ValueError, match="max_turns"):
+        create_app("verilog", env_config={"max_turns": 0}, store=tmp_path / "t.db")
+    with pytest.raises(ValueError, match="problem_id"):
+        create_app("verilog", env_config={"problem_id": "Prob999_nope"}, store=tmp_path / "t.db")
+    with pytest.raises(ValueError, match="unknown environment"):
+        create_app("chess", store=tmp_path / "t.db")
+    with pytest.raises(ValueError, match="unknown policy"):
+        create_app("loan", policies=["gpt"], store=tmp_path / "t.db")

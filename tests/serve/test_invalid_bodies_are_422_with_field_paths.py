@@ -1,0 +1,92 @@
+import pytest
+
+from ._support import rollout_body
+
+
+def detail_locs(response):
+    assert response.status_code == 422, response.text
+    return [tuple(entry["loc"]) for entry in response.json()["detail"]]
+
+
+def test_a_body_that_is_not_json_is_422(make_client):
+    response = make_client().post("/rollout", content=b"{oops", headers={"Content-Type": "application/json"})
+    assert response.status_code == 422
+    assert response.json()["detail"][0]["type"] == "json_invalid"
+
+
+def test_a_missing_field_and_a_typo_are_named(make_client):
+    response = make_client().post("/rollout", json={"env": {"sed": 1}})
+    assert set(detail_locs(response)) == {("body", "run_id"), ("body", "env", "sed")}
+
+
+def test_a_wrong_type_deep_in_the_body_is_named(make_client):
+    response = make_client().post("/rollout", json=rollout_body(record={"trace_format": "verbose"}))
+    assert detail_locs(response) == [("body", "record", "trace_format")]
+
+
+def test_a_policy_config_error_names_the_policy_key(make_client):
+    body = rollout_body(policy_name="openai", policy_config={"model": "m", "inference_url": "http://127.0.0.1:9/v1",
+                                                             "temperature": 7})
+    assert detail_locs(make_client().post("/rollout", json=body)) == [("body", "policy", "config", "temperature")]
+
+
+def test_an_unknown_policy_key_is_named(make_client):
+    body = rollout_body(policy_name="scripted", policy_config={"actions": ["x"], "actionz": []})
+    assert detail_locs(make_client().post("/rollout", json=body)) == [("body", "policy", "config", "actionz")]
+
+
+def test_a_policy_the_app_does_not_accept_is_named(make_client):
+    body = rollout_body(policy_name="hf", policy_config={"model": "/etc"})
+    response = make_client().post("/rollout", json=body)
+    assert detail_locs(response) == [("body", "policy", "policy_name")]
+    assert make_client(policies=["scripted"]).post("/rollout", json=rollout_body()).status_code == 422
+
+
+def test_a_request_cannot_make_the_app_send_its_secrets(make_client):
+    body = rollout_body(policy_name="openai", policy_config={"model": "m", "inference_url": "http://attacker/v1",
+                                                             "api_key_env": "ENVIRONMENT_API_KEY"})
+    response = make_client().post("/rollout", json=body)
+    assert detail_locs(response) == [("body", "policy", "config", "api_key_env")]
+
+
+def test_the_oracle_plays_only_the_apps_environment(make_client):
+    body = rollout_body(policy_config={"env_name": "loan"})
+    assert detail_locs(make_client().post("/rollout", json=body)) == [("body", "policy", "config", "env_name")]
+
+
+def test_env_config_keys_are_the_operators_unless_allowed(make_client):
+    body = rollout_body()
+    body["env"]["config"] = {"seed_offset": 7}
+    response = make_client().post("/rollout", json=body)
+    assert detail_locs(response) == [("body", "env", "config", "seed_offset")]
+    assert "keys a request may set: none" in response.json()["detail"][0]["msg"]
+    assert make_client(env_overrides=["seed_offset"]).post("/rollout", json=body).status_code == 200
+
+
+def test_repeating_the_apps_own_env_config_is_fine(make_client):
+    body = rollout_body()
+    body["env"]["config"] = {"seed_offset": 5}
+    assert make_client(env_config={"seed_offset": 5}).post("/rollout", json=body).status_code == 200
+
+
+@pytest.mark.parametrize("config, key", [({"max_turns": 0}, "max_turns"), ({"chatt": True}, "chatt")])
+def test_an_invalid_allowed_env_config_is_named(make_client, config, key):
+    body = rollout_body()
+    body["env"]["config"] = config
+    response = make_client(env_overrides=["*"]).post("/rollout", json=body)
+    assert detail_locs(response) == [("body", "env", "config")]  # the environment reports the key in words
+    assert key in response.json()["detail"][0]["msg"]
+
+
+def test_an_invalid_verilog_env_config_is_named_by_path(make_client):
+    body = rollout_body()
+    body["env"]["config"] = {"judge": {"timeout_s": -1}}
+    response = make_client("verilog", env_overrides=["judge"]).post("/rollout", json=body)
+    assert detail_locs(response) == [("body", "env", "config", "judge", "timeout_s")]
+
+
+def test_an_env_name_of_another_app_is_404(make_client):
+    body = rollout_body()
+    body["env"]["env_name"] = "verilog"
+    response = make_client().post("/rollout", json=body)
+    assert response.status_code == 404 and "grant_eligibility" in response.json()["detail"]
