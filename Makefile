@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: setup demo test test-all bench clean
+.PHONY: setup demo score test test-all bench clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -16,8 +16,13 @@ $(STAMP): pyproject.toml
 
 setup: $(STAMP)
 
-## The main job: score the shipped sample completions of both domains and show each reward's breakdown.
+## The main job: a tiny model built locally learns the grant rules by GRPO against the embedded rule kernel
+## (offline, CPU only), then held-out accuracy per rule branch, before -> after.
 demo: setup
+	$(BIN)/proofgym demo
+
+## Score the shipped sample completions of both domains and show each reward's breakdown.
+score: setup
 	$(BIN)/proofgym score --config configs/grant_eligibility.yaml --completions examples/grant_eligibility/completions.jsonl
 	$(BIN)/proofgym score --config configs/loan.yaml --completions examples/loan/completions.jsonl
 

@@ -14,9 +14,11 @@ import proofgym
 from proofgym.config import ConfigError, load_run_config
 from proofgym.cli._completions import read_completions
 from proofgym.cli._eval import eval_command
+from proofgym.cli._demo import demo_command
 from proofgym.cli._rules import rules_app
 from proofgym.cli._serve import serve_command
 from proofgym.cli._traces import traces_app
+from proofgym.cli._train import serve_reward_command, train_command
 from proofgym.cli._verilog import verilog_app
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help="Auditable verifiable rewards for LLM training.")
@@ -25,6 +27,9 @@ app.add_typer(verilog_app, name="verilog")
 app.add_typer(traces_app, name="traces")
 app.command("serve")(serve_command)
 app.command("eval")(eval_command)
+app.command("train")(train_command)
+app.command("serve-reward")(serve_reward_command)
+app.command("demo")(demo_command)
 console = Console()
 errors = Console(stderr=True)
 

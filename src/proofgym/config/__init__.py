@@ -11,9 +11,25 @@ from proofgym.config._run import (
     load_run_config,
     parse_run_config,
 )
+from proofgym.config._train import (
+    TINY_MODEL,
+    GRPOSettings,
+    HeldoutSettings,
+    LoraSettings,
+    TrainConfig,
+    TrainDatasetSettings,
+    WarmupSettings,
+)
 
 __all__ = [
     "ConfigError",
+    "GRPOSettings",
+    "HeldoutSettings",
+    "LoraSettings",
+    "TINY_MODEL",
+    "TrainConfig",
+    "TrainDatasetSettings",
+    "WarmupSettings",
     "ErrorBudgetConfig",
     "LimitsConfig",
     "ParserConfig",

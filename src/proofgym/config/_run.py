@@ -10,6 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError,
 from proofgym.config._errors import ConfigError
 from proofgym.core import describe_validation_error
 from proofgym.config._files import read_config_file
+from proofgym.config._train import TrainConfig
 from proofgym.parsers import JSONBlockParser, ParseLimits, RegexFactParser
 from proofgym.rewards import DefaultRewardShaper, ErrorBudget, RewardFunction, ShaperConfig
 from proofgym.runtime import RuntimeConfig, VerificationRuntime
@@ -104,6 +105,7 @@ class RunConfig(_Strict):
     runtime: RuntimeConfig = RuntimeConfig()
     reward: ShaperConfig = ShaperConfig()
     error_budget: ErrorBudgetConfig = ErrorBudgetConfig()
+    train: TrainConfig | None = None
     _source: Path | None = PrivateAttr(None)
 
     @property

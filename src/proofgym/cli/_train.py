@@ -1,0 +1,152 @@
+"""``proofgym train``: GRPO through TRL with a live table; ``proofgym serve-reward``: the OpenRLHF reward server."""
+
+from __future__ import annotations
+
+import math
+import warnings
+from pathlib import Path
+from typing import Any, Optional
+
+import typer
+from rich.console import Console, Group
+from rich.live import Live
+from rich.table import Table
+
+from proofgym.config import ConfigError, load_run_config
+
+console = Console()
+errors = Console(stderr=True)
+
+# Columns of the live table: (metrics row key, header, format).
+_LIVE_COLUMNS = (
+    ("step", "step", "{:d}"),
+    ("reward", "reward", "{:+.3f}"),
+    ("certified", "certified", "{:.1%}"),
+    ("correct", "correct", "{:.1%}"),
+    ("format_ok", "format ok", "{:.1%}"),
+    ("kl", "KL", "{:.4f}"),
+    ("zero_spread_groups", "flat groups", "{:.0%}"),
+    ("step_time_s", "step s", "{:.2f}"),
+)
+_SHOWN_ROWS = 12
+
+
+def train_command(
+    config: Path = typer.Option(..., "--config", help="Run config (YAML or TOML) with a train: section."),
+    steps: Optional[int] = typer.Option(None, "--steps", min=1, help="Override train.grpo.steps."),
+    output_dir: Optional[Path] = typer.Option(None, "--output-dir", help="Override train.output_dir."),
+) -> None:
+    """Train a model with GRPO (TRL) against the run config's reward path.
+
+    Shows reward, certified and correct shares and KL per step; writes metrics.csv,
+    reward_curve.png, summary.json and the final model (plus checkpoints) into the output directory;
+    scores the held-out rows greedily before and after training, per rule branch.
+    """
+    from proofgym.integrations._train_run import run_training
+
+    try:
+        run = load_run_config(config)
+    except ConfigError as exc:
+        _fail(exc)
+    if run.train is None:
+        _fail(f"{config}: the run config has no train: section (model, dataset, grpo, ...)")
+    total = steps or run.train.grpo.steps
+    rows: list[dict[str, Any]] = []
+    status = {"phase": "starting"}
+    live = Live(_render(rows, total, status["phase"]), console=console, refresh_per_second=4, transient=False)
+
+    def on_step(row: dict[str, Any]) -> None:
+        rows.append(row)
+        live.update(_render(rows, total, status["phase"]))
+
+    def on_status(message: str) -> None:
+        status["phase"] = message
+        live.update(_render(rows, total, message))
+
+    from transformers.utils import logging as hf_logging
+
+    hf_logging.disable_progress_bar()  # the live table is the progress display
+    with warnings.catch_warnings():
+        # transformers 5.24 warns on every GRPO config that gradient_checkpointing is deprecated, even when off.
+        warnings.filterwarnings("ignore", message=".*gradient_checkpointing.*", category=FutureWarning)
+        try:
+            with live:
+                result = run_training(run, steps=steps, output_dir=output_dir, on_step=on_step, on_status=on_status)
+                live.update(_render(rows, total, "done"))
+        except ConfigError as exc:
+            _fail(exc)
+    _print_heldout(result)
+    console.print(f"metrics: {result.metrics_csv}")
+    console.print(f"reward curve: {result.reward_curve}")
+    console.print(f"final model: {result.final_model}")
+    console.print(f"summary: {result.summary}  ({result.steps} steps, {result.wall_s:.0f} s)")
+
+
+def serve_reward_command(
+    config: Path = typer.Option(..., "--config", help="Run config (YAML or TOML) whose reward path scores."),
+    host: str = typer.Option("127.0.0.1", "--host", help="Address to bind; a non-loopback one needs an API key."),
+    port: int = typer.Option(8001, "--port", min=0, max=65535, help="Port to bind."),
+    invalid_fill: float = typer.Option(0.0, "--invalid-fill",
+                                       help="Reward sent for an item whose verification was invalid (OpenRLHF "
+                                            "needs a number; extra_logs flags it)."),
+    max_body_bytes: int = typer.Option(64 << 20, "--max-body-bytes", min=1, help="Largest request body accepted."),
+    log_level: str = typer.Option("info", "--log-level", help="uvicorn log level."),
+) -> None:
+    """Serve the reward path to OpenRLHF: POST /get_reward {query, prompts, labels} -> {rewards, scores, extra_logs}.
+
+    The API key comes from PROOFGYM_API_KEY (or ENVIRONMENT_API_KEY), sent as X-API-Key or
+    Authorization: Bearer; without one the server only binds a loopback address.
+    """
+    from proofgym.integrations._openrlhf import reward_api_key, serve_reward
+
+    if not math.isfinite(invalid_fill):
+        _fail("--invalid-fill must be a finite number")
+    try:
+        run = load_run_config(config)
+        serve_reward(run, host=host, port=port, api_key=reward_api_key(), invalid_fill=invalid_fill,
+                     max_body_bytes=max_body_bytes, log_level=log_level)
+    except (ConfigError, ValueError) as exc:
+        _fail(exc)
+
+
+def _render(rows: list[dict[str, Any]], total: int, phase: str) -> Group:
+    table = Table(title=f"GRPO: step {rows[-1]['step'] if rows else 0} / {total}", caption=phase)
+    for _, header, _ in _LIVE_COLUMNS:
+        table.add_column(header, justify="right")
+    for row in rows[-_SHOWN_ROWS:]:
+        table.add_row(*(_cell(row.get(key), fmt) for key, _, fmt in _LIVE_COLUMNS))
+    return Group(table)
+
+
+def _cell(value: Any, fmt: str) -> str:
+    if value is None or (isinstance(value, float) and not math.isfinite(value)):
+        return "-"
+    return fmt.format(value)
+
+
+def _print_heldout(result: Any) -> None:
+    before, after = result.heldout_before, result.heldout_after
+    if before is None or after is None:
+        console.print("no held-out evaluation (heldout.n: 0)")
+        return
+    table = Table(title=f"held-out greedy accuracy ({after.n} rows): before -> after")
+    for column in ("rule branch", "before", "after", "rows"):
+        table.add_column(column, justify="right" if column != "rule branch" else "left")
+    branches = sorted(set(before.per_branch) | set(after.per_branch))
+    for branch in branches:
+        b_ok, b_n = before.per_branch.get(branch, (0, 0))
+        a_ok, a_n = after.per_branch.get(branch, (0, 0))
+        table.add_row(branch, _share(b_ok, b_n), _share(a_ok, a_n), str(a_n or b_n))
+    table.add_row("all", f"{before.accuracy:.1%}", f"{after.accuracy:.1%}", str(after.n), style="bold")
+    table.add_row("certified", f"{before.certified_share:.1%}", f"{after.certified_share:.1%}", "")
+    table.add_row("format ok", f"{before.format_ok_share:.1%}", f"{after.format_ok_share:.1%}", "")
+    console.print(table)
+
+
+def _share(correct: int, n: int) -> str:
+    return f"{correct / n:.1%}" if n else "-"
+
+
+def _fail(message: Any) -> None:
+    errors.print(f"[red]error:[/red] {message}", markup=True, highlight=False)
+    raise typer.Exit(2)

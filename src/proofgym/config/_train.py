@@ -1,0 +1,153 @@
+"""The ``train:`` section of a run config: model, LoRA, GRPO settings, data and outputs for ``proofgym train``."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+# The model name that selects proofgym's tiny offline model (built locally, nothing downloaded).
+TINY_MODEL = "proofgym:tiny"
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class LoraSettings(_Strict):
+    """LoRA adapters through peft: rank, scaling, dropout and the modules they wrap."""
+
+    r: int = Field(16, ge=1, le=4096, description="adapter rank")
+    alpha: float = Field(32.0, gt=0, description="scaling numerator (scale = alpha / r)")
+    dropout: float = Field(0.05, ge=0.0, lt=1.0, description="dropout on the adapter input")
+    target_modules: list[str] | Literal["all-linear"] = Field(
+        "all-linear", description="module names to wrap, or 'all-linear' for every linear layer but the output head")
+
+    @field_validator("target_modules")
+    @classmethod
+    def _names(cls, value: list[str] | str) -> list[str] | str:
+        if isinstance(value, list):
+            if not value:
+                raise ValueError("must name at least one module, or be 'all-linear'")
+            if any(not name.strip() for name in value):
+                raise ValueError("module names must not be blank")
+        return value
+
+
+class GRPOSettings(_Strict):
+    """GRPO hyper-parameters. ``batch_size`` counts prompts per step; each gets ``group_size`` completions."""
+
+    group_size: int = Field(8, ge=2, le=1024, description="completions sampled per prompt")
+    batch_size: int = Field(16, ge=1, description="prompts per optimisation step")
+    learning_rate: float = Field(1e-5, gt=0, le=1.0)
+    kl_beta: float = Field(0.0, ge=0, description="weight of the KL penalty to the reference model (0: none)")
+    max_completion_length: int = Field(256, ge=1, le=131_072, description="tokens per completion at most")
+    temperature: float = Field(1.0, gt=0, le=10.0, description="sampling temperature")
+    top_p: float = Field(1.0, gt=0, le=1.0)
+    steps: int = Field(100, ge=1, description="optimisation steps")
+    clip_epsilon: float = Field(0.2, gt=0, lt=1.0, description="PPO-style ratio clip")
+    warmup_steps: int = Field(0, ge=0, description="linear learning-rate warm-up steps")
+    max_grad_norm: float = Field(1.0, gt=0)
+    loss_type: Literal["dapo", "grpo", "dr_grpo", "bnpo"] = Field(
+        "dapo", description="token-averaged (dapo) or per-sequence (grpo) loss, as TRL names them")
+
+
+class WarmupSettings(_Strict):
+    """A supervised warm-up before GRPO that teaches the answer format, not the answers: each target
+    is one decision block restating the row's ``source_facts`` with a decision drawn at random from
+    the parser's ``decisions``. For models that do not yet write the format (``proofgym:tiny``)."""
+
+    steps: int = Field(150, ge=1)
+    batch_size: int = Field(64, ge=1)
+    learning_rate: float = Field(1e-3, gt=0, le=1.0)
+
+
+class TrainDatasetSettings(_Strict):
+    """Training prompts: ``n`` rows of a shipped domain for ``seed``, or a JSONL file of rows.
+
+    A file row needs ``prompt`` (a string or chat messages) and may carry ``gold``, ``source_facts``
+    and ``branch``, which the reward function reads. ``prompt_format`` is how domain rows show a
+    record: ``chat`` (system prompt + record as messages), ``plain`` (the same as one text),
+    ``record`` (the record alone, no instructions: for small models taught the format by a warm-up)
+    or ``auto`` (chat when the tokenizer has a chat template, else plain).
+    """
+
+    domain: str | None = Field(None, min_length=1)
+    n: int = Field(1024, ge=1, le=10_000_000)
+    seed: int = 0
+    file: str | None = Field(None, min_length=1)
+    prompt_format: Literal["auto", "plain", "chat", "record"] = "auto"
+
+    @model_validator(mode="after")
+    def _one_source(self) -> TrainDatasetSettings:
+        if (self.domain is None) == (self.file is None):
+            raise ValueError("give exactly one of 'domain' (a shipped domain) or 'file' (a JSONL file of rows)")
+        return self
+
+
+class HeldoutSettings(_Strict):
+    """The held-out set scored with greedy decoding before and after training (``n: 0`` skips it).
+
+    Rows come from ``file`` when given, else ``n`` rows of ``domain`` (default: the training
+    dataset's domain) for ``seed``, which must differ from the training seed of the same domain.
+    """
+
+    n: int = Field(128, ge=0, le=1_000_000)
+    seed: int = 1
+    domain: str | None = Field(None, min_length=1)
+    file: str | None = Field(None, min_length=1)
+    batch_size: int = Field(64, ge=1)
+
+
+class TrainConfig(_Strict):
+    """What ``proofgym train`` trains, on what, and where it writes.
+
+    ``model`` is a Hugging Face model id, a local directory, or ``proofgym:tiny`` (the tiny offline
+    model, built into ``model_cache_dir``). Relative paths are relative to the working directory.
+    """
+
+    model: str = Field(..., min_length=1)
+    model_cache_dir: str = Field("~/.cache/proofgym/tiny-model", min_length=1,
+                                 description="where proofgym:tiny is built and cached")
+    lora: LoraSettings | None = None
+    grpo: GRPOSettings = GRPOSettings()
+    dataset: TrainDatasetSettings
+    heldout: HeldoutSettings = HeldoutSettings()
+    output_dir: str = Field("runs/train", min_length=1)
+    use_vllm: Literal["auto"] | bool = Field("auto", description="auto: when CUDA and the vllm package are present")
+    vllm_mode: Literal["colocate", "server"] = "colocate"
+    vllm_gpu_memory_utilization: float = Field(0.3, gt=0, le=1.0)
+    precision: Literal["auto", "fp32", "bf16", "fp16"] = Field("auto", description="auto: bf16 on a GPU that "
+                                                                                     "supports it, else fp32")
+    gradient_checkpointing: bool = False
+    warmup: WarmupSettings | None = None
+    save_every: int = Field(0, ge=0, description="checkpoint every N steps (0: only the final model)")
+    seed: int = 0
+    cpu_threads: int | None = Field(None, ge=1, le=1024, description="torch CPU threads (default: torch's own "
+                                                                      "choice); 1 is fastest on a busy machine")
+
+    @field_validator("model")
+    @classmethod
+    def _model_not_blank(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("must not be blank")
+        return value
+
+    @model_validator(mode="after")
+    def _heldout_source(self) -> TrainConfig:
+        held = self.heldout
+        if held.n == 0 or held.file is not None:
+            return self
+        domain = held.domain or self.dataset.domain
+        if domain is None:
+            raise ValueError("heldout: the training data is a file, so give heldout.domain or heldout.file "
+                             "(or heldout.n: 0 to skip the held-out evaluation)")
+        if domain == self.dataset.domain and held.seed == self.dataset.seed:
+            raise ValueError(f"heldout.seed ({held.seed}) must differ from dataset.seed so that held-out rows are "
+                             "not trained on")
+        return self
+
+    @property
+    def is_tiny(self) -> bool:
+        """Whether ``model`` selects proofgym's tiny offline model."""
+        return self.model == TINY_MODEL

@@ -1,0 +1,230 @@
+"""OpenRLHF: an HTTP reward server speaking OpenRLHF's remote reward-model protocol.
+
+``POST /get_reward`` takes ``{"query": [str], "prompts": [str], "labels": [...]}`` and answers
+``{"rewards": [float], "scores": [float], "extra_logs": {name: [float]}}``, one entry per query.
+
+- ``query[i]`` is the prompt and the response as one string (OpenRLHF sends them concatenated).
+  The response is ``query[i]`` after ``prompts[i]`` when that is a prefix; otherwise the parsers'
+  :func:`~proofgym.parsers.response_text` locates the prompt (whitespace-insensitive, chat-template
+  aware). The prompt, with its example answer block, is never parsed as the answer. ``prompts`` is
+  required: without it the start of the response cannot be known.
+- ``labels[i]`` (optional, OpenRLHF's ``--label_key`` column) is the reference: a JSON object
+  ``{"gold": ..., "source_facts": {...}}`` or its JSON text, or a plain string taken as the gold
+  decision, or ``null``.
+- ``rewards`` are the shaped rewards. OpenRLHF needs a number for every item, so an invalid
+  verification gets the server's *invalid fill* (default 0.0) and is flagged in ``extra_logs``
+  (``invalid`` = 1.0). ``scores`` are 0/1 correctness (``correct`` component), which OpenRLHF's
+  dynamic filtering reads. ``extra_logs`` carries each item's components and outcome indicators.
+- Every request is verified as one batch through the verification runtime (deduplicated, cached,
+  bounded concurrency), parsed in a worker thread so the event loop stays free. ``GET /health`` needs no key; everything else needs the API key when one
+  is set (``X-API-Key`` or ``Authorization: Bearer``), checked before the body is read; bodies above
+  ``max_body_bytes`` are refused with 413; malformed bodies with 422 and the field paths.
+
+fastapi and uvicorn are imported inside the functions that need them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import math
+import os
+from collections.abc import Mapping
+from contextlib import asynccontextmanager
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from proofgym.integrations._metrics import COMPONENTS, item_breakdown
+from proofgym.parsers import response_text
+from proofgym.rewards import Reference, RewardFunction
+
+DEFAULT_MAX_BODY_BYTES = 64 * 1024 * 1024
+DEFAULT_MAX_ITEMS = 16_384
+#: Environment variables read for the server's API key, first non-empty wins.
+API_KEY_ENV_VARS = ("PROOFGYM_API_KEY", "ENVIRONMENT_API_KEY")
+
+
+def reward_api_key(environ: Mapping[str, str] | None = None) -> str | None:
+    """The reward server's API key from ``PROOFGYM_API_KEY`` (or ``ENVIRONMENT_API_KEY``), or ``None``."""
+    environ = os.environ if environ is None else environ
+    for name in API_KEY_ENV_VARS:
+        value = environ.get(name, "").strip()
+        if value:
+            return value
+    return None
+
+
+class RewardRequest(BaseModel):
+    """OpenRLHF's remote reward request. Unknown keys are ignored (OpenRLHF versions differ)."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    query: list[str] = Field(..., description="prompt + response, one string per item")
+    prompts: list[str] = Field(..., description="the prompt of each item, as sent to the policy")
+    labels: list[Any] | None = Field(None, description="each item's reference: gold decision, or "
+                                                       "{gold, source_facts} (object or JSON text)")
+
+    @model_validator(mode="after")
+    def _same_lengths(self) -> RewardRequest:
+        n = len(self.query)
+        if len(self.prompts) != n:
+            raise ValueError(f"prompts has {len(self.prompts)} items but query has {n}: one prompt per query")
+        if self.labels is not None and len(self.labels) != n:
+            raise ValueError(f"labels has {len(self.labels)} items but query has {n}: one label per query")
+        return self
+
+
+class RewardResponse(BaseModel):
+    """What OpenRLHF reads back: ``rewards`` (advantages), ``scores`` (dynamic filtering), ``extra_logs``."""
+
+    rewards: list[float]
+    scores: list[float]
+    extra_logs: dict[str, list[float]]
+
+
+def split_response(query: str, prompt: str) -> str:
+    """The response part of ``query`` (prompt + response): what follows ``prompt`` when it is a
+    prefix, else what :func:`~proofgym.parsers.response_text` finds after the prompt."""
+    if prompt and query.startswith(prompt):
+        return query[len(prompt):]
+    try:
+        return response_text(query, prompt)
+    except TypeError:  # unreachable for two strings; kept so a parser change cannot raise here
+        return query
+
+
+def parse_label(label: Any, index: int) -> Reference:
+    """The reference a label carries; ``ValueError`` names ``labels[index]`` and what was expected."""
+    where = f"labels[{index}]"
+    if label is None:
+        return Reference()
+    if isinstance(label, str):
+        text = label.strip()
+        if text.startswith("{"):
+            try:
+                label = json.loads(text)
+            except json.JSONDecodeError as exc:
+                raise ValueError(f"{where}: looks like a JSON object but is not valid JSON ({exc.msg})") from None
+        else:
+            label = {"gold": label}
+    if not isinstance(label, Mapping):
+        raise ValueError(f"{where}: expected a gold decision (string), an object with gold / source_facts, "
+                         f"its JSON text, or null; got {type(label).__name__}")
+    try:
+        return Reference.from_value(label)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{where}: {exc}") from None
+
+
+def build_response(items: list[Any], *, invalid_fill: float) -> RewardResponse:
+    """The OpenRLHF answer for scored items."""
+    rewards, scores = [], []
+    logs: dict[str, list[float]] = {name: [] for name in (*COMPONENTS, "invalid", "abstained", "format_error")}
+    for item in items:
+        reward = invalid_fill if item.reward is None else float(item.reward)
+        breakdown = item_breakdown(item, reward)
+        rewards.append(reward)
+        scores.append(breakdown["correct"])
+        for name in COMPONENTS:
+            logs[name].append(breakdown[name])
+        logs["invalid"].append(float(item.outcome == "invalid"))
+        logs["abstained"].append(breakdown["abstained"])
+        logs["format_error"].append(float(item.outcome == "format_error"))
+    return RewardResponse(rewards=rewards, scores=scores, extra_logs=logs)
+
+
+def create_reward_app(source: Any, *, api_key: str | None = None, invalid_fill: float = 0.0,
+                      max_body_bytes: int = DEFAULT_MAX_BODY_BYTES, max_items: int = DEFAULT_MAX_ITEMS,
+                      max_concurrent_requests: int = 8) -> Any:
+    """The FastAPI app serving ``source``'s reward path (a RunConfig, which the app owns and closes on
+    shutdown, or a RewardFunction, which the caller closes).
+
+    ``api_key=None`` turns authentication off; :func:`serve_reward` only allows that on loopback.
+    """
+    from fastapi import FastAPI, Request
+    from fastapi.responses import JSONResponse
+
+    from proofgym.serve._guard import RequestGuard
+
+    if not math.isfinite(invalid_fill):
+        raise ValueError(f"invalid_fill must be a finite number, got {invalid_fill}")
+    if max_items < 1 or max_concurrent_requests < 1:
+        raise ValueError("max_items and max_concurrent_requests must be at least 1")
+    owns = not isinstance(source, RewardFunction)
+    reward_fn = source.reward_function() if owns else source
+    name = getattr(source, "name", None) or "reward"
+    gate = asyncio.Semaphore(max_concurrent_requests)
+
+    @asynccontextmanager
+    async def lifespan(_: Any):
+        try:
+            yield
+        finally:
+            if owns:
+                await asyncio.to_thread(reward_fn.close)
+
+    app = FastAPI(title="proofgym reward server (OpenRLHF protocol)", lifespan=lifespan)
+    app.state.reward_fn = reward_fn
+
+    @app.get("/health")
+    async def health() -> dict[str, Any]:
+        return {"ok": True, "config": name, "protocol": "openrlhf"}
+
+    # A plain Starlette route: the body is read and validated here, so that its size limit (enforced
+    # by the guard) comes before parsing and every error names its field path.
+    async def get_reward(request: Request) -> Any:
+        body = await request.body()
+        try:
+            data = json.loads(body)
+        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+            return _unprocessable([{"loc": ["body"], "msg": f"the body is not valid JSON: {exc}",
+                                    "type": "json_invalid"}])
+        try:
+            parsed = RewardRequest.model_validate(data)
+        except ValidationError as exc:
+            return _unprocessable([{"loc": ["body", *err["loc"]], "msg": err["msg"], "type": err["type"]}
+                                   for err in exc.errors(include_url=False, include_input=False)])
+        if len(parsed.query) > max_items:
+            return _unprocessable([{"loc": ["body", "query"], "type": "too_long",
+                                    "msg": f"{len(parsed.query)} items, the limit is {max_items} per request"}])
+        labels = parsed.labels if parsed.labels is not None else [None] * len(parsed.query)
+        references, errors = [], []
+        for i, label in enumerate(labels):
+            try:
+                references.append(parse_label(label, i))
+            except ValueError as exc:
+                errors.append({"loc": ["body", "labels", i], "msg": str(exc), "type": "value_error"})
+        if errors:
+            return _unprocessable(errors)
+        async with gate:
+            # Splitting and parsing are CPU work: done in a worker thread, the event loop stays free.
+            items = await asyncio.to_thread(_score, parsed, references)
+        return JSONResponse(build_response(items, invalid_fill=invalid_fill).model_dump())
+
+    def _score(parsed: RewardRequest, references: list[Reference]) -> list[Any]:
+        responses = [split_response(query, prompt) for query, prompt in zip(parsed.query, parsed.prompts)]
+        return reward_fn.score(None, responses, references)
+
+    def _unprocessable(errors: list[dict[str, Any]]) -> Any:
+        return JSONResponse(status_code=422, content={"detail": errors})
+
+    app.router.add_route("/get_reward", get_reward, methods=["POST"])
+
+    return RequestGuard(app, api_key=api_key, max_body_bytes=max_body_bytes)
+
+
+def serve_reward(source: Any, *, host: str = "127.0.0.1", port: int = 8001, api_key: str | None = None,
+                 invalid_fill: float = 0.0, max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
+                 log_level: str = "info") -> None:
+    """Run the reward server with uvicorn until interrupted. Refuses (``ValueError``) to listen on a
+    non-loopback address without an API key."""
+    import uvicorn
+
+    from proofgym.serve import is_loopback
+
+    if api_key is None and not is_loopback(host):
+        raise ValueError(f"refusing to serve on {host} without an API key: set PROOFGYM_API_KEY (or "
+                         "ENVIRONMENT_API_KEY), or listen on 127.0.0.1")
+    app = create_reward_app(source, api_key=api_key, invalid_fill=invalid_fill, max_body_bytes=max_body_bytes)
+    uvicorn.run(app, host=host, port=port, log_level=log_level)

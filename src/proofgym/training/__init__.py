@@ -1,0 +1,49 @@
+"""Training on verifiable rewards: a compact GRPO loop, a format warm-up, held-out evaluation, the offline demo.
+
+Importing this package is light: torch and transformers are imported inside the functions that need
+them (install the ``train`` extra to call those).
+"""
+
+from proofgym.training._curriculum import BranchCurriculum
+from proofgym.training._demo import DemoResult, DemoSettings, run_demo
+from proofgym.training._demo_task import demo_completion, demo_rows, demo_run_config
+from proofgym.training._generate import Generation, generate
+from proofgym.training._grpo import (
+    CompactGRPO,
+    GRPOConfig,
+    LossTerms,
+    Rollout,
+    StepResult,
+    group_advantages,
+    grpo_loss,
+)
+from proofgym.training._heldout import HeldoutReport, evaluate_heldout
+from proofgym.training._report import MetricsLog
+from proofgym.training._sft import SFTConfig, sft_warmup
+from proofgym.training._tiny import TinyModelConfig, build_tiny_model
+
+__all__ = [
+    "BranchCurriculum",
+    "CompactGRPO",
+    "DemoResult",
+    "DemoSettings",
+    "GRPOConfig",
+    "Generation",
+    "HeldoutReport",
+    "LossTerms",
+    "MetricsLog",
+    "Rollout",
+    "SFTConfig",
+    "StepResult",
+    "TinyModelConfig",
+    "build_tiny_model",
+    "demo_completion",
+    "demo_rows",
+    "demo_run_config",
+    "evaluate_heldout",
+    "generate",
+    "group_advantages",
+    "grpo_loss",
+    "run_demo",
+    "sft_warmup",
+]

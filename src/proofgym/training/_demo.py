@@ -1,0 +1,421 @@
+"""``proofgym demo``: a tiny model learns the grant-eligibility rules by GRPO against the embedded rule kernel.
+
+Offline and CPU-only: the model and tokenizer are built locally, a short supervised warm-up teaches
+the answer format with random decisions, then the compact GRPO loop learns the decisions from the
+certified rewards. Held-out accuracy is measured per rule branch before, after the warm-up and
+after GRPO; every rollout goes to the trace store.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import os
+import random
+import statistics
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from proofgym.training._demo_task import (
+    BRANCH_LABELS,
+    DEMO_RUN_CONFIG,
+    DOMAIN_NAME,
+    demo_completion,
+    demo_rows,
+    demo_run_config,
+)
+from proofgym.training._grpo import GRPOConfig, StepResult
+from proofgym.training._heldout import HeldoutReport
+from proofgym.training._report import MetricsLog
+from proofgym.training._sft import SFTConfig
+
+GOAL = 0.95
+HELDOUT_SEED = 1_000_000  # one held-out set for every training seed, so runs compare
+DEFAULT_STEPS = 250
+
+
+@dataclass(frozen=True)
+class DemoSettings:
+    """Everything a demo run depends on besides its seed (defaults: the run that meets the goal on CPU)."""
+
+    steps: int = DEFAULT_STEPS
+    sft: SFTConfig = field(default_factory=lambda: SFTConfig(steps=200, batch_size=64, learning_rate=1e-3))
+    grpo: GRPOConfig = field(default_factory=GRPOConfig)
+    lr_decay: bool = True
+    curriculum_mix: float = 0.5
+    replay: float = 0.25
+    train_rows: int = 8_000
+    heldout_rows: int = 1_000
+    eval_every: int = 50
+    eval_batch_size: int = 250
+    # One thread: results are then bit-identical on any machine, and a busy second core cannot stall it.
+    threads: int | None = 1
+
+    def __post_init__(self) -> None:
+        for name in ("steps", "train_rows", "heldout_rows", "eval_every", "eval_batch_size"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+                raise ValueError(f"{name} must be a positive integer, got {value!r}")
+        if self.threads is not None and (not isinstance(self.threads, int) or self.threads < 1):
+            raise ValueError(f"threads must be a positive integer or None, got {self.threads!r}")
+        if not 0.0 <= self.curriculum_mix <= 1.0:
+            raise ValueError(f"curriculum_mix must be in [0, 1], got {self.curriculum_mix!r}")
+        if not 0.0 <= self.replay < 1.0:
+            raise ValueError(f"replay must be in [0, 1), got {self.replay!r}")
+
+    @classmethod
+    def quick(cls) -> DemoSettings:
+        """A few steps of everything: shows the whole pipeline works, not that it learns."""
+        return cls(steps=3, sft=SFTConfig(steps=5, batch_size=16), grpo=GRPOConfig(prompts_per_step=4, warmup_steps=1),
+                   train_rows=256, heldout_rows=40, eval_every=2, eval_batch_size=40)
+
+    def grpo_schedule(self) -> GRPOConfig:
+        """The GRPO config, with the learning rate decaying over the run's steps when ``lr_decay``."""
+        if self.lr_decay and self.steps > self.grpo.warmup_steps:
+            return dataclasses.replace(self.grpo, decay_steps=self.steps)
+        return self.grpo
+
+
+@dataclass(frozen=True)
+class DemoResult:
+    """What a demo run did and where it wrote it. ``passed``: held-out accuracy >= ``goal`` on every branch."""
+
+    out_dir: Path
+    seed: int
+    steps: int
+    untrained: HeldoutReport
+    warmed_up: HeldoutReport
+    trained: HeldoutReport
+    goal: float
+    passed: bool
+    metrics_csv: Path
+    reward_curve: Path
+    traces: Path
+    run_id: str
+    timings: Mapping[str, float]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "out_dir": str(self.out_dir),
+            "seed": self.seed,
+            "steps": self.steps,
+            "goal": self.goal,
+            "passed": self.passed,
+            "heldout": {"untrained": self.untrained.to_dict(), "warmed_up": self.warmed_up.to_dict(),
+                        "trained": self.trained.to_dict()},
+            "metrics_csv": str(self.metrics_csv),
+            "reward_curve": str(self.reward_curve),
+            "traces": str(self.traces),
+            "run_id": self.run_id,
+            "timings": dict(self.timings),
+        }
+
+
+def default_cache_dir() -> Path:
+    """Where the tiny model is cached: ``$XDG_CACHE_HOME/proofgym`` (default ``~/.cache/proofgym``)."""
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "proofgym"
+
+
+def goal_met(report: HeldoutReport, goal: float = GOAL) -> bool:
+    """True when every rule branch of the domain is present and at ``goal`` accuracy or above."""
+    return all(b in report.per_branch and report.per_branch[b][1] > 0
+               and report.per_branch[b][0] / report.per_branch[b][1] >= goal for b in BRANCH_LABELS)
+
+
+def run_demo(
+    out_dir: str | Path,
+    *,
+    seed: int = 0,
+    steps: int | None = None,
+    settings: DemoSettings | None = None,
+    cache_dir: str | Path | None = None,
+    console: Any = None,
+) -> DemoResult:
+    """Run the demo into ``out_dir`` (metrics.csv, reward_curve.png, traces.db, summary.json, policy/).
+
+    ``steps`` overrides ``settings.steps``. Prints a live table and the before/after table on
+    ``console`` (a ``rich.console.Console``; default: standard output).
+    """
+    import torch
+    from rich.console import Console
+
+    from proofgym.training._curriculum import BranchCurriculum
+    from proofgym.training._grpo import CompactGRPO
+    from proofgym.training._heldout import evaluate_heldout
+    from proofgym.training._sft import sft_warmup
+    from proofgym.training._tiny import build_tiny_model, quiet_transformers
+
+    settings = settings or DemoSettings()
+    if steps is not None:
+        settings = dataclasses.replace(settings, steps=steps)
+    if not isinstance(seed, int) or isinstance(seed, bool):
+        raise TypeError(f"seed must be an integer, got {seed!r}")
+    console = console or Console()
+    out = Path(out_dir).expanduser()
+    out.mkdir(parents=True, exist_ok=True)
+    timings: dict[str, float] = {}
+    started = time.perf_counter()
+    if settings.threads is not None:
+        torch.set_num_threads(settings.threads)
+    random.seed(seed)
+    torch.manual_seed(seed)
+
+    with _phase(timings, "setup_s"):
+        model, tokenizer = build_tiny_model(cache_dir if cache_dir is not None else default_cache_dir(), seed=seed)
+        heldout = demo_rows(HELDOUT_SEED, settings.heldout_rows)
+        train = demo_rows(seed, settings.train_rows, exclude=heldout)
+        reward_fn = demo_run_config().reward_function()
+    n_params = sum(p.numel() for p in model.parameters())
+    console.print(f"[bold]proofgym demo[/bold] (seed {seed}): a {n_params / 1e6:.2f} M-parameter Llama built "
+                  f"locally learns the {DOMAIN_NAME} rules by GRPO against the embedded rule kernel "
+                  f"({len(train)} training rows, {len(heldout)} held-out rows)")
+
+    def evaluate() -> HeldoutReport:
+        return evaluate_heldout(model, tokenizer, heldout, reward_fn, batch_size=settings.eval_batch_size,
+                                max_new_tokens=settings.grpo.max_new_tokens)
+
+    store, run_id = _open_traces(out / "traces.db", seed, settings)
+    try:
+        with _phase(timings, "eval_s"):
+            untrained = evaluate()
+        console.print(f"untrained model: held-out accuracy {untrained.accuracy:.1%}, "
+                      f"answers in format {untrained.format_ok_share:.1%}")
+        console.print(f"format warm-up: {settings.sft.steps} supervised steps, random decisions")
+        with _phase(timings, "warmup_s"):
+            pool = list(train)
+            sft_warmup(model, tokenizer, _random_decision_example(pool), config=settings.sft, seed=seed)
+        with _phase(timings, "eval_s"):
+            warmed_up = evaluate()
+        console.print(f"after warm-up: held-out accuracy {warmed_up.accuracy:.1%} (chance), answers in format "
+                      f"{warmed_up.format_ok_share:.1%}, certified {warmed_up.certified_share:.1%}")
+
+        curriculum = BranchCurriculum(train, seed=seed, key="cell", mix=settings.curriculum_mix,
+                                      replay=settings.replay)
+        loop = CompactGRPO(model, tokenizer, reward_fn, train, config=settings.grpo_schedule(), seed=seed,
+                           curriculum=curriculum)
+        log = MetricsLog()
+        log.log(0, **_heldout_columns(warmed_up))  # step 0: after the warm-up, before any GRPO step
+        step_times: list[float] = []
+        with _phase(timings, "grpo_s"), _LiveTable(console, settings.steps) as table:
+            for _ in range(settings.steps):
+                result = loop.step()
+                step_times.append(result.metrics["step_s"])
+                columns: dict[str, float | None] = {"heldout_accuracy": None, "heldout_worst_branch": None}
+                if result.step % settings.eval_every == 0 and result.step != settings.steps:
+                    with _phase(timings, "eval_s"):
+                        columns = _heldout_columns(evaluate())
+                row = log.log(result.step, **_loggable(result.metrics), **columns)
+                with _phase(timings, "traces_s"):
+                    store.write_sessions(_sessions(result, run_id, seed))
+                table.add(row)
+        with _phase(timings, "eval_s"):
+            trained = evaluate()
+        log.rows[-1].update(_heldout_columns(trained))
+        passed = goal_met(trained)
+    except BaseException as exc:  # the run is recorded as ended, whatever stopped it
+        status = "cancelled" if isinstance(exc, KeyboardInterrupt) else "error"
+        store.finish_run(run_id, status=status, summary={"error": f"{type(exc).__name__}: {exc}"})
+        store.close()
+        raise
+    finally:
+        reward_fn.close()
+
+    metrics_csv = log.write_csv(out / "metrics.csv")
+    curve = log.plot(out / "reward_curve.png",
+                     metrics=("reward", "certified", "correct", "heldout_accuracy", "heldout_worst_branch"),
+                     title=f"proofgym demo (seed {seed}): GRPO on the {DOMAIN_NAME} rules")
+    with quiet_transformers():
+        model.save_pretrained(out / "policy")
+        tokenizer.save_pretrained(out / "policy")
+    timings["total_s"] = time.perf_counter() - started
+    timings["step_s_median"] = statistics.median(step_times)
+    timings["steps"] = float(len(step_times))
+    result = DemoResult(out_dir=out, seed=seed, steps=settings.steps, untrained=untrained, warmed_up=warmed_up,
+                        trained=trained, goal=GOAL, passed=passed, metrics_csv=metrics_csv, reward_curve=curve,
+                        traces=out / "traces.db", run_id=run_id, timings=dict(timings))
+    store.finish_run(run_id, status="ok", summary=result.to_dict())
+    store.close()
+    (out / "summary.json").write_text(json.dumps(result.to_dict(), indent=2), encoding="utf-8")
+    _print_outcome(console, result)
+    return result
+
+
+def _heldout_columns(report: HeldoutReport) -> dict[str, float | None]:
+    accuracies = report.branch_accuracy()
+    return {"heldout_accuracy": report.accuracy,
+            "heldout_worst_branch": min(accuracies.values()) if accuracies else None}
+
+
+def _random_decision_example(pool: list[Mapping[str, Any]]) -> Callable[[random.Random], tuple[str, str]]:
+    decisions = list(DEMO_RUN_CONFIG["parser"]["decisions"])
+
+    def example(rng: random.Random) -> tuple[str, str]:
+        row = rng.choice(pool)
+        return row["prompt"], demo_completion(rng.choice(decisions), row["source_facts"])
+
+    return example
+
+
+class _phase:
+    """Adds the seconds spent inside the ``with`` block to ``timings[key]``."""
+
+    def __init__(self, timings: dict[str, float], key: str) -> None:
+        self.timings, self.key = timings, key
+
+    def __enter__(self) -> None:
+        self.start = time.perf_counter()
+
+    def __exit__(self, *exc: object) -> None:
+        self.timings[self.key] = self.timings.get(self.key, 0.0) + time.perf_counter() - self.start
+
+
+_COLUMNS = (("step", "step", "{:d}"), ("reward", "reward", "{:+.3f}"), ("certified", "certified", "{:.1%}"),
+            ("correct", "correct", "{:.1%}"), ("heldout_accuracy", "held-out", "{:.1%}"),
+            ("heldout_worst_branch", "worst br.", "{:.1%}"), ("zero_spread", "flat grp", "{:.0%}"),
+            ("step_s", "step s", "{:.2f}"))
+_LEGEND = ("reward, certified, correct: means over the step's samples; held-out: greedy accuracy on the held-out "
+           "rows (every few steps), worst br.: its lowest rule branch; flat grp: groups whose samples all earned "
+           "the same reward (no signal, not trained on)")
+
+
+class _LiveTable:
+    """The live per-step table: a rolling window redrawn in place on a terminal, one printed line per
+    ``every`` steps (and each evaluation) otherwise."""
+
+    window = 12
+
+    def __init__(self, console: Any, steps: int) -> None:
+        self.console, self.rows = console, []
+        self.every = max(1, steps // 20)
+        self.live = None
+
+    def __enter__(self) -> _LiveTable:
+        self.console.print(_LEGEND, style="dim")
+        if self.console.is_terminal:
+            from rich.live import Live
+
+            self.live = Live(self._table(), console=self.console, auto_refresh=False, transient=False)
+            self.live.__enter__()
+        else:
+            self.console.print("  ".join(f"{title:>{max(6, len(title))}}" for _, title, _ in _COLUMNS))
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.live is not None:
+            self.live.__exit__(*exc)
+
+    def add(self, row: Mapping[str, Any]) -> None:
+        self.rows.append(row)
+        if self.live is not None:
+            self.live.update(self._table(), refresh=True)
+        elif row["step"] % self.every == 0 or row["step"] == 1 or row.get("heldout_accuracy") is not None:
+            self.console.print("  ".join(f"{_cell(row, key, fmt):>{max(6, len(title))}}"
+                                         for key, title, fmt in _COLUMNS), highlight=False)
+
+    def _table(self) -> Any:
+        from rich.table import Table
+
+        table = Table(title="GRPO on the grant rules (held-out accuracy every few steps)")
+        for _, title, _ in _COLUMNS:
+            table.add_column(title, justify="right")
+        for row in self.rows[-self.window:]:
+            table.add_row(*(_cell(row, key, fmt) for key, _, fmt in _COLUMNS))
+        return table
+
+
+def _cell(row: Mapping[str, Any], key: str, fmt: str) -> str:
+    value = row.get(key)
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "-"
+    return fmt.format(value)
+
+
+def _print_outcome(console: Any, result: DemoResult) -> None:
+    from rich.table import Table
+
+    table = Table(title=f"held-out decision accuracy per rule branch (seed {result.seed}, {result.steps} GRPO steps)")
+    for title in ("rule branch", "n", "untrained", "after warm-up", "after GRPO"):
+        table.add_column(title, justify="right" if title != "rule branch" else "left")
+    reports = (result.untrained, result.warmed_up, result.trained)
+    for branch, label in BRANCH_LABELS.items():
+        n = result.trained.per_branch.get(branch, (0, 0))[1]
+        cells = []
+        for report in reports:
+            correct, total = report.per_branch.get(branch, (0, 0))
+            cells.append(f"{correct / total:.1%}" if total else "-")
+        ok = total > 0 and correct / total >= result.goal
+        cells[-1] = f"[{'green' if ok else 'red'}]{cells[-1]}[/]"
+        table.add_row(label, str(n), *cells)
+    table.add_row("all", str(result.trained.n), *(f"{r.accuracy:.1%}" for r in reports), end_section=True)
+    table.add_row("certified share", "", *(f"{r.certified_share:.1%}" for r in reports))
+    table.add_row("in format", "", *(f"{r.format_ok_share:.1%}" for r in reports))
+    console.print(table)
+    t = result.timings
+    console.print(f"time: {t['total_s']:.0f} s in all (warm-up {t.get('warmup_s', 0):.0f} s, GRPO "
+                  f"{t.get('grpo_s', 0):.0f} s at a median {t['step_s_median']:.2f} s per step, held-out "
+                  f"evaluations {t.get('eval_s', 0):.0f} s)")
+    verdict = "[bold green]PASSED[/]" if result.passed else "[bold red]NOT REACHED[/]"
+    console.print(f"goal (>= {result.goal:.0%} held-out accuracy on every rule branch): {verdict}")
+    console.print(f"wrote {result.metrics_csv}, {result.reward_curve}, {result.traces} (run {result.run_id}), "
+                  f"{result.out_dir / 'policy'}")
+
+
+def _loggable(metrics: Mapping[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in metrics.items() if isinstance(v, (int, float)) and not isinstance(v, bool)}
+
+
+def _open_traces(path: Path, seed: int, settings: DemoSettings) -> tuple[Any, str]:
+    from proofgym.traces import TraceStore
+
+    store = TraceStore(path)
+    config = {"seed": seed, "steps": settings.steps, "grpo": dataclasses.asdict(settings.grpo_schedule()),
+              "sft": dataclasses.asdict(settings.sft), "curriculum_mix": settings.curriculum_mix,
+              "replay": settings.replay,
+              "run_config": DEMO_RUN_CONFIG}
+    return store, store.start_run(kind="demo", env_name=DOMAIN_NAME, config=config)
+
+
+def _sessions(result: StepResult, run_id: str, seed: int) -> list[Any]:
+    """One trace session per rollout: the prompt, the completion, the reward with its breakdown, the verdict."""
+    from proofgym.traces import EventReward, OutcomeReward, SessionTrace, StepTrace, VerificationEvent
+
+    now = time.time()
+    sessions = []
+    for i, rollout in enumerate(result.rollouts):
+        item = rollout.item
+        verification = None
+        if item.verdict is not None:
+            verification = VerificationEvent(verifier=item.verdict.verifier or "rulebook", outcome=item.outcome,
+                                             verdict=_compact_verdict(item.verdict))
+        info = {"step": result.step, "group": rollout.group, "advantage": rollout.advantage,
+                "branch": rollout.row.get("branch"), "gold": rollout.row.get("gold"),
+                "claimed": item.claim.decision if item.claim is not None else None,
+                "outcome": item.outcome, "reason": item.reason, "components": dict(item.components),
+                "abstained": item.reward is None, "truncated": rollout.truncated}
+        reward = 0.0 if item.reward is None else float(item.reward)
+        step = StepTrace(index=0, observation=rollout.row["prompt"], action=rollout.completion, reward=reward,
+                         done=True, info=info, verification=verification,
+                         event_rewards=[EventReward(value=float(v), kind="shaped", key=k, source="reward_function")
+                                        for k, v in item.contributions.items()])
+        sessions.append(SessionTrace(
+            session_id=f"{run_id}-{result.step:05d}-{i:04d}", run_id=run_id, env_name=DOMAIN_NAME, seed=seed,
+            policy_id="proofgym-tiny-llama", started_at=now, ended_at=now, steps=[step],
+            outcome_reward=OutcomeReward(total=reward, steps=1, score=item.components.get("correct"),
+                                         source="reward_function"),
+            metadata={"row_id": rollout.row.get("id")},
+        ))
+    return sessions
+
+
+def _compact_verdict(verdict: Any) -> dict[str, Any]:
+    """The verdict with its certificate's summary (decision, proof checked, deciding rules, rejected facts);
+    the full symbolic trace is left out: the kernel re-derives it from the stored facts."""
+    data = verdict.to_dict()
+    evidence = data.get("evidence") or {}
+    data["evidence"] = {k: evidence[k] for k in ("decision", "status", "proof_checked", "proof_summary",
+                                                  "deciding_rules", "rejected_facts") if k in evidence}
+    return data

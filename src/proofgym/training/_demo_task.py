@@ -1,0 +1,145 @@
+"""The demo's task: grant-eligibility records, a short prompt, a short answer, and its reward path.
+
+The prompt states the record's four facts in a short line (without the long system instructions a
+tiny model cannot read, and with numbers written plainly, as the answer writes them)::
+
+    Grant application: age 17, annual income 28000, resident, no active grant.
+
+The answer is one decision block that restates the record's facts and then decides::
+
+    <decision>{"facts": {"age": 17, "annual_income": 28000, "resident": true,
+               "has_active_grant": false}, "classification": "deny"}</decision>
+
+The facts are what certification needs: the rule kernel derives the decision from the facts the
+answer asserts, and the shaper credits a certificate only when every asserted fact matches the
+record's source facts. So "certified" means what it says: the kernel proved the claimed decision
+from the record's own facts. Facts come first so that the decision token is generated after them.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from proofgym.config import RunConfig, parse_run_config
+from proofgym.domains import Record, get_domain, gold_decision
+
+DOMAIN_NAME = "grant_eligibility"
+
+# The rule branches of the domain, in the order the demo reports them.
+BRANCH_LABELS = {
+    "minor": "minors",
+    "income_over_threshold": "income over threshold",
+    "non_resident": "non-residents",
+    "active_grant": "active grants",
+    "permit": "permits",
+}
+
+# The reward path, as a run config built from the domain. graded_from 'verifier' with a zero weight:
+# the short answer has no reasoning to grade, so the ceiling is format + certified + correct + grounded.
+DEMO_RUN_CONFIG: dict[str, Any] = {
+    "name": "demo_grant_eligibility",
+    "parser": {
+        "kind": "json_block",
+        "answer_key": "classification",
+        "facts_key": "facts",
+        "decisions": ["permit", "deny"],
+        "require_facts": True,
+        "limits": {"max_completion_chars": 2_000, "max_json_chars": 1_000, "max_facts": 8},
+    },
+    "verifier": {"kind": "rulebook", "domain": DOMAIN_NAME},
+    "runtime": {"max_concurrency": 4, "timeout_s": 10, "batch_size": 256, "retries": 0, "cache_size": 200_000},
+    "reward": {
+        "weights": {"format": 0.1, "certified": 0.5, "correct": 1.0, "grounded": 0.3, "graded": 0.0},
+        "graded_from": "verifier",
+        "penalties": {"rejected": 0.3},
+        "floor": -1.0,
+        "on_invalid": "abstain",
+    },
+    "error_budget": {"max_invalid_share": 0.2, "action": "warn"},
+}
+
+
+def demo_run_config() -> RunConfig:
+    """The demo's reward path: JSON decision block with required facts -> embedded kernel -> shaper."""
+    return parse_run_config(json.loads(json.dumps(DEMO_RUN_CONFIG)), source="<demo run config>")
+
+
+def demo_prompt(record: Record) -> str:
+    """The prompt for ``record``: its four facts in one short line."""
+    facts = record.facts
+    residence = "resident" if facts["resident"] else "not resident"
+    grant = "active grant" if facts["has_active_grant"] else "no active grant"
+    return f"Grant application: age {facts['age']}, annual income {facts['annual_income']}, {residence}, {grant}."
+
+
+def demo_completion(decision: str, facts: Mapping[str, Any]) -> str:
+    """The answer format: one decision block restating ``facts`` (in order), then ``decision``."""
+    body = json.dumps({"facts": dict(facts), "classification": decision})
+    return f"<decision>{body}</decision>"
+
+
+def demo_rows(seed: int, n: int, *, exclude: Iterable[Mapping[str, Any]] = ()) -> list[dict[str, Any]]:
+    """``n`` dataset rows ``{id, prompt, gold, source_facts, branch, cell}`` from the domain's generator.
+
+    ``gold`` comes from the rule kernel; ``cell`` names the decision rules that fire on the record
+    (``deny_minor+deny_non_resident``): a finer split than ``branch``, which names only the first
+    deny reason, so a curriculum can tell a minor denied for being a minor alone (the hard case) from
+    one who is also a non-resident. Records whose facts equal those of a row in ``exclude``
+    (a held-out set) are skipped, so training never sees a held-out case; the generator is drawn
+    further until ``n`` rows are found.
+    """
+    if n < 0:
+        raise ValueError(f"n must be >= 0, got {n}")
+    domain = get_domain(DOMAIN_NAME)
+    excluded = {_facts_key(row["source_facts"]) for row in exclude}
+    drawn = n
+    for _ in range(32):
+        # A record never changes when n grows, so drawing more only appends new records.
+        kept = [record for record in domain.generate(seed, drawn) if _facts_key(record.facts) not in excluded]
+        if len(kept) >= n:
+            return [_row(record) for record in kept[:n]]
+        drawn += 2 * (n - len(kept)) + 16
+    raise ValueError(f"could not draw {n} rows for seed {seed} outside the {len(excluded)} excluded cases")
+
+
+def tokenizer_corpus(n: int = 4_000, seed: int = 10_007) -> list[str]:
+    """Prompts and answers (both decisions) of ``n`` records: the text the demo's tokenizer is trained on."""
+    domain = get_domain(DOMAIN_NAME)
+    texts: list[str] = []
+    for i, record in enumerate(domain.generate(seed, n)):
+        texts.append(demo_prompt(record))
+        texts.append(demo_completion(domain.spec.decisions[i % len(domain.spec.decisions)], record.facts))
+    return texts
+
+
+def _row(record: Record) -> dict[str, Any]:
+    domain = get_domain(DOMAIN_NAME)
+    return {
+        "id": record.id,
+        "prompt": demo_prompt(record),
+        "gold": gold_decision(domain, record.facts),
+        "source_facts": dict(record.facts),
+        "branch": record.branch,
+        "cell": _fired_decision_rules(record.facts),
+    }
+
+
+def _fired_decision_rules(facts: Mapping[str, Any]) -> str:
+    report = _kernel().query(dict(facts))
+    fired = sorted(rule["rule_name"] for rule in report["symbolic_trace"]["rules"]
+                   if rule["rule_type"] == "decision" and rule["fired"])
+    return "+".join(fired)
+
+
+@functools.lru_cache(maxsize=1)
+def _kernel() -> Any:
+    from proofgym.rules import RuleKernel, load_rulebook
+
+    return RuleKernel(load_rulebook(get_domain(DOMAIN_NAME).rulebook_path))
+
+
+def _facts_key(facts: Mapping[str, Any]) -> str:
+    return json.dumps(dict(facts), sort_keys=True)

@@ -1,0 +1,123 @@
+"""Batched generation for training and evaluation: prompts in, completion tokens, masks and texts out."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass
+class Generation:
+    """Completions for a batch of prompts, row ``i`` answering ``prompts[i // num_samples]``.
+
+    ``prompt_ids`` / ``prompt_mask`` are left-padded; ``completion_ids`` right-padded;
+    ``completion_mask`` is 1 on every generated token up to and including the first end-of-sequence
+    token (a completion cut at ``max_new_tokens`` keeps all its tokens). ``texts`` are the decoded
+    completions without special tokens; ``truncated[i]`` is True when completion ``i`` never ended.
+    """
+
+    prompt_ids: Any
+    prompt_mask: Any
+    completion_ids: Any
+    completion_mask: Any
+    texts: list[str]
+    truncated: list[bool]
+
+
+def prompt_text(tokenizer: Any, prompt: Any) -> str:
+    """A prompt as the text the model continues: a string as is, chat messages through the tokenizer's
+    chat template (with the generation prompt), or their contents one per line when it has none."""
+    if isinstance(prompt, str):
+        return prompt
+    if isinstance(prompt, Sequence) and all(isinstance(m, Mapping) for m in prompt):
+        messages = [dict(m) for m in prompt]
+        if getattr(tokenizer, "chat_template", None):
+            return tokenizer.apply_chat_template(messages, add_generation_prompt=True, tokenize=False)
+        return "\n".join(str(m.get("content", "")) for m in messages) + "\n"
+    raise TypeError(f"a prompt must be a string or a list of chat messages, got {type(prompt).__name__}")
+
+
+def encode_prompts(tokenizer: Any, prompts: Sequence[Any], *, device: Any = None) -> tuple[Any, Any]:
+    """``(input_ids, attention_mask)`` of ``prompts``, left-padded whatever the tokenizer's default side."""
+    texts = [prompt_text(tokenizer, p) for p in prompts]
+    # A chat template already holds the model's special tokens; a plain prompt gets the tokenizer's own.
+    chat = [not isinstance(p, str) for p in prompts]
+    side = tokenizer.padding_side
+    tokenizer.padding_side = "left"
+    try:
+        if any(chat) and not all(chat):
+            raise ValueError("a batch must be all plain-text prompts or all chat prompts")
+        encoded = tokenizer(texts, return_tensors="pt", padding=True, add_special_tokens=not any(chat))
+    finally:
+        tokenizer.padding_side = side
+    ids, mask = encoded["input_ids"], encoded["attention_mask"]
+    if device is not None:
+        ids, mask = ids.to(device), mask.to(device)
+    return ids, mask
+
+
+def generate(
+    model: Any,
+    tokenizer: Any,
+    prompts: Sequence[Any],
+    *,
+    num_samples: int = 1,
+    temperature: float = 1.0,
+    max_new_tokens: int = 32,
+    greedy: bool = False,
+) -> Generation:
+    """Sample ``num_samples`` completions per prompt (or the greedy one, ``greedy=True``).
+
+    Pure ancestral sampling at ``temperature`` (no top-k, no top-p), drawn from torch's global
+    random generator, so a seeded run is reproducible. The model is left in the mode it was in.
+    """
+    import torch
+    from transformers import GenerationConfig
+
+    if num_samples < 1 or max_new_tokens < 1:
+        raise ValueError(f"num_samples and max_new_tokens must be >= 1, got {num_samples} and {max_new_tokens}")
+    if not greedy and not temperature > 0:
+        raise ValueError(f"temperature must be > 0 when sampling, got {temperature}")
+    device = next(model.parameters()).device
+    ids, mask = encode_prompts(tokenizer, prompts, device=device)
+    if num_samples > 1:
+        ids, mask = ids.repeat_interleave(num_samples, 0), mask.repeat_interleave(num_samples, 0)
+    eos_ids = _eos_ids(model, tokenizer)
+    pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else eos_ids[0]
+    config = GenerationConfig(
+        do_sample=not greedy,
+        temperature=None if greedy else float(temperature),
+        top_k=None,
+        top_p=None,
+        max_new_tokens=max_new_tokens,
+        eos_token_id=eos_ids,
+        pad_token_id=pad_id,
+        bos_token_id=tokenizer.bos_token_id,
+    )
+    was_training = model.training
+    model.eval()
+    try:
+        with torch.no_grad():
+            out = model.generate(input_ids=ids, attention_mask=mask, generation_config=config)
+    finally:
+        model.train(was_training)
+    completion = out[:, ids.shape[1]:]
+    is_eos = torch.isin(completion, torch.tensor(eos_ids, device=completion.device))
+    # 1 up to and including the first end of sequence: cumsum counts the EOS tokens seen before t.
+    seen_before = is_eos.long().cumsum(-1) - is_eos.long()
+    completion_mask = (seen_before == 0).long()
+    truncated = (~is_eos.any(-1)).tolist()
+    texts = tokenizer.batch_decode(completion * completion_mask + pad_id * (1 - completion_mask),
+                                   skip_special_tokens=True)
+    return Generation(ids, mask, completion, completion_mask, texts, truncated)
+
+
+def _eos_ids(model: Any, tokenizer: Any) -> list[int]:
+    found = getattr(getattr(model, "generation_config", None), "eos_token_id", None)
+    if found is None:
+        found = tokenizer.eos_token_id
+    ids = [found] if isinstance(found, int) else list(found or [])
+    if not ids:
+        raise ValueError("the model and tokenizer define no end-of-sequence token")
+    return ids

@@ -1,0 +1,391 @@
+"""A compact GRPO loop: sample groups, score them with a reward function, take clipped policy-gradient steps.
+
+The maths is in two pure functions, :func:`group_advantages` and :func:`grpo_loss`; :class:`CompactGRPO`
+wires them to a Hugging Face causal LM, a :class:`~proofgym.rewards.RewardFunction` and a prompt
+curriculum. Rewards go through the reward function exactly as a trainer's would (parser -> runtime ->
+verifier -> shaper); ``None`` rewards (invalid verifications) carry no signal and are left out of
+their group's statistics and of the loss.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, NamedTuple
+
+from proofgym.training._curriculum import BranchCurriculum
+from proofgym.training._generate import generate
+
+_STD_EPS = 1e-6
+
+
+def group_advantages(rewards: Sequence[float | None], group_size: int) -> list[float]:
+    """Group-normalised advantages: ``(r - mean) / std`` within each group of ``group_size`` rewards.
+
+    Groups are consecutive slices. The mean and the (population) standard deviation of a group are
+    taken over its non-``None`` rewards only; a ``None`` reward gets advantage 0. A group whose
+    scored rewards are all equal (or that has fewer than two) has no spread and gets 0 everywhere:
+    it carries no signal about which completion was better.
+    """
+    if not isinstance(group_size, int) or group_size < 1:
+        raise ValueError(f"group_size must be a positive integer, got {group_size!r}")
+    if len(rewards) % group_size:
+        raise ValueError(f"{len(rewards)} rewards do not split into groups of {group_size}")
+    advantages: list[float] = []
+    for start in range(0, len(rewards), group_size):
+        group = rewards[start:start + group_size]
+        scored = [float(r) for r in group if r is not None]
+        if any(not math.isfinite(r) for r in scored):
+            raise ValueError(f"rewards must be finite or None, got {list(group)}")
+        mean = sum(scored) / len(scored) if scored else 0.0
+        std = math.sqrt(sum((r - mean) ** 2 for r in scored) / len(scored)) if scored else 0.0
+        if len(scored) < 2 or std < _STD_EPS:
+            advantages.extend([0.0] * len(group))
+        else:
+            advantages.extend(0.0 if r is None else (float(r) - mean) / std for r in group)
+    return advantages
+
+
+class LossTerms(NamedTuple):
+    """The GRPO loss (a scalar tensor to back-propagate) and, detached, the mean per-token KL and the
+    share of tokens whose ratio was clipped."""
+
+    loss: Any
+    kl: float
+    clip_fraction: float
+
+
+def grpo_loss(logp: Any, old_logp: Any, ref_logp: Any, advantages: Any, mask: Any, eps: float,
+              beta: float) -> LossTerms:
+    """The clipped GRPO objective, averaged over every completion token of the batch (DAPO's token mean).
+
+    ``logp``, ``old_logp`` and ``ref_logp`` are ``[B, T]`` log-probabilities of the sampled tokens
+    under the policy being trained, the policy that sampled them and a frozen reference (``None``
+    when ``beta == 0``); ``advantages`` is ``[B]``; ``mask`` ``[B, T]`` is 1 on tokens that count.
+    Per token: ``-min(ratio * A, clip(ratio, 1 - eps, 1 + eps) * A) + beta * k3`` with
+    ``ratio = exp(logp - old_logp)`` and the k3 estimator ``k3 = exp(ref - logp) - (ref - logp) - 1``.
+    """
+    import torch
+
+    if eps < 0 or beta < 0:
+        raise ValueError(f"eps and beta must be >= 0, got {eps} and {beta}")
+    if beta > 0 and ref_logp is None:
+        raise ValueError("beta > 0 needs the reference log-probabilities")
+    mask = mask.to(logp.dtype)
+    tokens = mask.sum().clamp(min=1.0)
+    adv = advantages.to(logp.dtype).unsqueeze(-1)
+    ratio = torch.exp(logp - old_logp)
+    clipped = torch.clamp(ratio, 1.0 - eps, 1.0 + eps)
+    per_token = -torch.minimum(ratio * adv, clipped * adv)
+    kl = torch.zeros((), dtype=logp.dtype)
+    if ref_logp is not None:
+        delta = ref_logp - logp
+        k3 = torch.exp(delta) - delta - 1.0
+        kl = (k3 * mask).sum() / tokens
+        if beta > 0:
+            per_token = per_token + beta * k3
+    loss = (per_token * mask).sum() / tokens
+    clip_fraction = (((ratio - clipped).abs() > 0).to(logp.dtype) * mask).sum() / tokens
+    return LossTerms(loss, float(kl.detach()), float(clip_fraction.detach()))
+
+
+@dataclass(frozen=True)
+class GRPOConfig:
+    """Hyper-parameters of :class:`CompactGRPO` (defaults: the ones that learned the demo on CPU).
+
+    ``prompts_per_step`` groups of ``group_size`` samples are trained on per step, with
+    ``updates_per_generation`` gradient steps on each generation (1: on-policy, the ratio is 1; 2
+    reuses each generation once more under the clipped ratio, for half the sampling cost per update).
+    ``beta`` weighs the KL penalty to a frozen copy of the starting model: it keeps the tokens the
+    reward barely distinguishes (restated facts) where the warm-up put them.
+    ``dynamic_sampling`` drops groups whose rewards have no spread and draws more prompts (at most
+    ``max_sampling_rounds`` generations per step) until ``prompts_per_step`` groups with signal are
+    found. The learning rate warms up linearly over ``warmup_steps``, then, when ``decay_steps`` is
+    set, falls linearly to ``min_lr_ratio`` times its peak at step ``decay_steps`` and stays there.
+    """
+
+    prompts_per_step: int = 16
+    group_size: int = 8
+    learning_rate: float = 3e-4
+    warmup_steps: int = 10
+    decay_steps: int = 0
+    min_lr_ratio: float = 0.1
+    weight_decay: float = 0.0
+    max_grad_norm: float = 1.0
+    clip_eps: float = 0.2
+    beta: float = 0.05
+    temperature: float = 1.0
+    max_new_tokens: int = 24
+    updates_per_generation: int = 2
+    dynamic_sampling: bool = True
+    max_sampling_rounds: int = 3
+
+    def __post_init__(self) -> None:
+        positive = ("prompts_per_step", "group_size", "max_new_tokens", "updates_per_generation",
+                    "max_sampling_rounds")
+        for name in positive:
+            value = getattr(self, name)
+            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+                raise ValueError(f"GRPOConfig.{name} must be a positive integer, got {value!r}")
+        if self.group_size < 2:
+            raise ValueError(f"GRPOConfig.group_size must be at least 2 (advantages compare samples), "
+                             f"got {self.group_size}")
+        for name in ("warmup_steps", "decay_steps"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+                raise ValueError(f"GRPOConfig.{name} must be an integer >= 0, got {value!r}")
+        if self.decay_steps and self.decay_steps <= self.warmup_steps:
+            raise ValueError(f"GRPOConfig.decay_steps ({self.decay_steps}) must be 0 or more than warmup_steps "
+                             f"({self.warmup_steps})")
+        if not (isinstance(self.min_lr_ratio, (int, float)) and 0 <= self.min_lr_ratio <= 1):
+            raise ValueError(f"GRPOConfig.min_lr_ratio must be a number in [0, 1], got {self.min_lr_ratio!r}")
+        for name in ("learning_rate", "temperature"):
+            value = getattr(self, name)
+            if not (isinstance(value, (int, float)) and math.isfinite(value) and value > 0):
+                raise ValueError(f"GRPOConfig.{name} must be a finite number > 0, got {value!r}")
+        for name in ("weight_decay", "max_grad_norm", "clip_eps", "beta"):
+            value = getattr(self, name)
+            if not (isinstance(value, (int, float)) and math.isfinite(value) and value >= 0):
+                raise ValueError(f"GRPOConfig.{name} must be a finite number >= 0, got {value!r}")
+
+    def lr_factor(self, step: int) -> float:
+        """The learning rate of update ``step`` (from 0) as a fraction of ``learning_rate``."""
+        if step < self.warmup_steps:
+            return (step + 1) / self.warmup_steps
+        if not self.decay_steps:
+            return 1.0
+        progress = min(1.0, (step - self.warmup_steps) / (self.decay_steps - self.warmup_steps))
+        return 1.0 - (1.0 - self.min_lr_ratio) * progress
+
+
+@dataclass(frozen=True)
+class Rollout:
+    """One sampled completion: the dataset row it answers, the text, its scored item (reward, outcome,
+    breakdown, verdict), its advantage, and ``tokens``, the completion tokens it counts in the loss.
+
+    ``advantage`` is ``None`` when the completion took no part in the update: its group was not
+    trained on (no spread, or over the step's quota) or its reward abstained (``None``).
+    """
+
+    row: Mapping[str, Any]
+    completion: str
+    item: Any
+    group: int
+    advantage: float | None
+    tokens: int = 0
+    truncated: bool = False
+
+
+@dataclass
+class StepResult:
+    """What one GRPO step did: its metrics (as logged) and every rollout it sampled."""
+
+    step: int
+    metrics: dict[str, Any]
+    rollouts: list[Rollout] = field(default_factory=list)
+
+
+class CompactGRPO:
+    """GRPO on a causal LM against a reward function, one :meth:`step` at a time.
+
+    ``rows`` are dataset rows (``prompt``, ``gold``, ``source_facts``, optional ``branch``), drawn
+    through a :class:`BranchCurriculum` that favours the branches the policy still gets wrong.
+    ``reward_fn`` is a :class:`~proofgym.rewards.RewardFunction`; its scored items give each
+    completion's reward, outcome and correctness. With ``beta > 0`` a frozen copy of the model as it
+    is now is the KL reference. Seeded through torch's global generator and ``seed``: the same seed
+    gives bit-identical steps.
+    """
+
+    def __init__(self, model: Any, tokenizer: Any, reward_fn: Any, rows: Sequence[Mapping[str, Any]], *,
+                 config: GRPOConfig | None = None, seed: int = 0, curriculum: BranchCurriculum | None = None,
+                 ) -> None:
+        import torch
+
+        self.model, self.tokenizer, self.reward_fn = model, tokenizer, reward_fn
+        self.config = config or GRPOConfig()
+        _check_rows(rows)
+        self.curriculum = curriculum or BranchCurriculum(rows, seed=seed)
+        self.reference = None
+        if self.config.beta > 0:
+            self.reference = copy.deepcopy(model).eval()
+            for parameter in self.reference.parameters():
+                parameter.requires_grad_(False)
+        self.optimizer = torch.optim.AdamW(
+            [p for p in model.parameters() if p.requires_grad], lr=self.config.learning_rate,
+            weight_decay=self.config.weight_decay,
+        )
+        self.scheduler = torch.optim.lr_scheduler.LambdaLR(self.optimizer, self.config.lr_factor)
+        self.steps_done = 0
+
+    def step(self) -> StepResult:
+        """Sample, score, and update once; returns the step's metrics and rollouts."""
+        cfg = self.config
+        started = time.perf_counter()
+        timings = {"generate_s": 0.0, "score_s": 0.0}
+        rollouts: list[Rollout] = []
+        kept: list[tuple[list[list[int]], list[list[int]], list[float]]] = []
+        groups_seen = zero_spread = rounds = 0
+        observed: list[tuple[Mapping[str, Any], int, int]] = []
+        for rounds in range(1, (cfg.max_sampling_rounds if cfg.dynamic_sampling else 1) + 1):
+            rows = self.curriculum.sample(cfg.prompts_per_step)
+            t0 = time.perf_counter()
+            gen = generate(self.model, self.tokenizer, [r["prompt"] for r in rows], num_samples=cfg.group_size,
+                           temperature=cfg.temperature, max_new_tokens=cfg.max_new_tokens)
+            t1 = time.perf_counter()
+            expanded = [row for row in rows for _ in range(cfg.group_size)]
+            items = self.reward_fn.score([r["prompt"] for r in expanded], gen.texts, expanded)
+            timings["generate_s"] += t1 - t0
+            timings["score_s"] += time.perf_counter() - t1
+            rewards = [item.reward for item in items]
+            advantages = group_advantages(rewards, cfg.group_size)
+            prompt_tokens = _unpad(gen.prompt_ids, gen.prompt_mask)
+            completion_tokens = _unpad(gen.completion_ids, gen.completion_mask)
+            for g in range(len(rows)):
+                span = range(g * cfg.group_size, (g + 1) * cfg.group_size)
+                spread = any(advantages[i] != 0.0 for i in span)
+                groups_seen += 1
+                zero_spread += not spread
+                observed.append((rows[g], sum(_is_correct(items[i]) for i in span), len(span)))
+                train = (spread or not cfg.dynamic_sampling) and len(kept) < cfg.prompts_per_step
+                if train:
+                    kept.append(([prompt_tokens[i] for i in span], [completion_tokens[i] for i in span],
+                                 [advantages[i] if rewards[i] is not None else math.nan for i in span]))
+                for i in span:
+                    counted = train and rewards[i] is not None
+                    rollouts.append(Rollout(row=expanded[i], completion=gen.texts[i], item=items[i],
+                                            group=groups_seen - 1, advantage=advantages[i] if counted else None,
+                                            tokens=len(completion_tokens[i]), truncated=gen.truncated[i]))
+            if len(kept) >= cfg.prompts_per_step:
+                break
+        t2 = time.perf_counter()
+        losses = self._update(kept) if kept else {"loss": math.nan, "kl": math.nan, "clip_fraction": math.nan,
+                                                  "grad_norm": math.nan}
+        train_s = time.perf_counter() - t2
+        self.curriculum.update(_branch_results(rollouts, self.curriculum.branch_of))
+        self.curriculum.observe(observed)
+        self.steps_done += 1
+        metrics = {
+            **_rollout_metrics(rollouts),
+            "zero_spread": zero_spread / groups_seen,
+            "groups_trained": len(kept),
+            "replay_pool": self.curriculum.replay_pool_size,
+            "sampling_rounds": rounds,
+            **losses,
+            "lr": self.optimizer.param_groups[0]["lr"],
+            **timings,
+            "train_s": train_s,
+            "step_s": time.perf_counter() - started,
+        }
+        return StepResult(step=self.steps_done, metrics=metrics, rollouts=rollouts)
+
+    def _update(self, kept: list[tuple[list[list[int]], list[list[int]], list[float]]]) -> dict[str, float]:
+        import torch
+
+        cfg = self.config
+        prompts = [p for group in kept for p in group[0]]
+        completions = [c for group in kept for c in group[1]]
+        advantages = [a for group in kept for a in group[2]]
+        batch = _batch(prompts, completions, self.tokenizer, next(self.model.parameters()).device)
+        # A None reward (nan here) abstains: its tokens leave the loss entirely.
+        scored = torch.tensor([not math.isnan(a) for a in advantages], device=batch["mask"].device)
+        mask = batch["mask"] * scored.unsqueeze(-1).to(batch["mask"].dtype)
+        adv = torch.tensor([0.0 if math.isnan(a) else a for a in advantages], device=mask.device)
+        ref_logp = None
+        if self.reference is not None:
+            with torch.no_grad():
+                ref_logp = completion_logprobs(self.reference, batch, cfg.temperature)
+        self.model.train()
+        totals = {"loss": 0.0, "kl": 0.0, "clip_fraction": 0.0, "grad_norm": 0.0}
+        old_logp = None
+        for _ in range(cfg.updates_per_generation):
+            logp = completion_logprobs(self.model, batch, cfg.temperature)
+            if old_logp is None:  # the weights have not moved yet: this is the policy that sampled
+                old_logp = logp.detach()
+            terms = grpo_loss(logp, old_logp, ref_logp, adv, mask, cfg.clip_eps, cfg.beta)
+            self.optimizer.zero_grad(set_to_none=True)
+            terms.loss.backward()
+            params = [p for p in self.model.parameters() if p.grad is not None]
+            norm = torch.nn.utils.clip_grad_norm_(params, cfg.max_grad_norm if cfg.max_grad_norm > 0 else math.inf)
+            self.optimizer.step()
+            totals["loss"] += float(terms.loss.detach())
+            totals["kl"] += terms.kl
+            totals["clip_fraction"] += terms.clip_fraction
+            totals["grad_norm"] += float(norm)
+        self.scheduler.step()
+        return {k: v / cfg.updates_per_generation for k, v in totals.items()}
+
+
+def completion_logprobs(model: Any, batch: Mapping[str, Any], temperature: float = 1.0) -> Any:
+    """``[B, T]`` log-probabilities of the completion tokens of ``batch`` (see :func:`_batch`) under ``model``
+    sampled at ``temperature`` (the logits are divided by it, so the loss is that of the sampling policy)."""
+    import torch
+
+    ids, attention = batch["input_ids"], batch["attention_mask"]
+    width = batch["completion_ids"].shape[1]
+    positions = (attention.cumsum(-1) - 1).clamp(min=0)
+    # Only the logits that predict completion tokens: the last `width + 1` positions, less the last.
+    logits = model(input_ids=ids, attention_mask=attention, position_ids=positions,
+                   logits_to_keep=width + 1).logits[:, :-1, :].float() / temperature
+    return torch.log_softmax(logits, dim=-1).gather(-1, batch["completion_ids"].unsqueeze(-1)).squeeze(-1)
+
+
+def _batch(prompts: list[list[int]], completions: list[list[int]], tokenizer: Any, device: Any) -> dict[str, Any]:
+    """Prompts left-padded and completions right-padded into one ``[B, P + T]`` batch."""
+    import torch
+
+    pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
+    p_width = max(len(p) for p in prompts)
+    c_width = max(1, max(len(c) for c in completions))
+    ids, attention, completion_ids, mask = [], [], [], []
+    for p, c in zip(prompts, completions):
+        left, right = p_width - len(p), c_width - len(c)
+        ids.append([pad] * left + p + c + [pad] * right)
+        attention.append([0] * left + [1] * (len(p) + len(c)) + [0] * right)
+        completion_ids.append(c + [pad] * right)
+        mask.append([1] * len(c) + [0] * right)
+    as_tensor = lambda rows: torch.tensor(rows, dtype=torch.long, device=device)  # noqa: E731
+    return {"input_ids": as_tensor(ids), "attention_mask": as_tensor(attention),
+            "completion_ids": as_tensor(completion_ids), "mask": as_tensor(mask)}
+
+
+def _unpad(ids: Any, mask: Any) -> list[list[int]]:
+    return [[t for t, m in zip(row, row_mask) if m] for row, row_mask in zip(ids.tolist(), mask.tolist())]
+
+
+def _is_correct(item: Any) -> bool:
+    return item.components.get("correct", 0.0) == 1.0
+
+
+def _branch_results(rollouts: Sequence[Rollout], branch_of: Any) -> dict[str, tuple[int, int]]:
+    counts: dict[str, list[int]] = {}
+    for r in rollouts:
+        entry = counts.setdefault(branch_of(r.row), [0, 0])
+        entry[0] += _is_correct(r.item)
+        entry[1] += 1
+    return {b: (c, n) for b, (c, n) in counts.items()}
+
+
+def _rollout_metrics(rollouts: Sequence[Rollout]) -> dict[str, float]:
+    n = len(rollouts)
+    rewards = [r.item.reward for r in rollouts if r.item.reward is not None]
+    return {
+        "reward": sum(rewards) / len(rewards) if rewards else math.nan,
+        "certified": sum(r.item.components.get("certified", 0.0) == 1.0 for r in rollouts) / n,
+        "correct": sum(_is_correct(r.item) for r in rollouts) / n,
+        "format_ok": sum(r.item.outcome != "format_error" for r in rollouts) / n,
+        "invalid": sum(r.item.outcome == "invalid" for r in rollouts) / n,
+        "completion_tokens": sum(r.tokens for r in rollouts) / n,
+        "samples": n,
+    }
+
+
+def _check_rows(rows: Sequence[Mapping[str, Any]]) -> None:
+    if not rows:
+        raise ValueError("GRPO needs at least one training row")
+    for i, row in enumerate(rows):
+        if not isinstance(row, Mapping) or "prompt" not in row:
+            raise ValueError(f"training row {i} must be a mapping with a 'prompt' key, got {row!r:.120}")
+

@@ -1,0 +1,116 @@
+"""`proofgym train` and `proofgym serve-reward` on the command line."""
+
+import csv
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+import yaml
+from typer.testing import CliRunner
+
+from proofgym.cli import app
+from proofgym.domains import build_dataset, get_domain, gold_completion
+
+runner = CliRunner()
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_a_run_config_without_train_section_is_refused():
+    result = runner.invoke(app, ["train", "--config", "configs/grant_eligibility.yaml"])
+    assert result.exit_code == 2
+    assert "has no train: section" in result.output
+
+
+def test_an_invalid_train_section_is_refused_with_the_key(tmp_path):
+    data = yaml.safe_load((ROOT / "configs" / "train_grant_tiny.yaml").read_text())
+    data["train"]["grpo"]["group_size"] = 1
+    (tmp_path / "bad.yaml").write_text(yaml.safe_dump(data))
+    result = runner.invoke(app, ["train", "--config", str(tmp_path / "bad.yaml")])
+    assert result.exit_code == 2 and "train.grpo.group_size" in result.output
+
+
+def test_an_unknown_dataset_domain_is_refused_before_any_training(tmp_path):
+    data = yaml.safe_load((ROOT / "configs" / "train_grant_tiny.yaml").read_text())
+    data["train"]["dataset"]["domain"] = "astrology"
+    data["train"]["warmup"] = None
+    data["train"]["model_cache_dir"] = str(tmp_path / "tiny")
+    (tmp_path / "bad.yaml").write_text(yaml.safe_dump(data))
+    result = runner.invoke(app, ["train", "--config", str(tmp_path / "bad.yaml"), "--output-dir",
+                                 str(tmp_path / "out")])
+    assert result.exit_code == 2 and "train.dataset.domain: unknown domain 'astrology'" in result.output
+
+
+def test_serve_reward_refuses_a_public_address_without_a_key(monkeypatch):
+    monkeypatch.delenv("PROOFGYM_API_KEY", raising=False)
+    monkeypatch.delenv("ENVIRONMENT_API_KEY", raising=False)
+    result = runner.invoke(app, ["serve-reward", "--config", "configs/grant_eligibility.yaml", "--host", "0.0.0.0"])
+    assert result.exit_code == 2 and "without an API key" in result.output
+
+
+def _free_port():
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def test_serve_reward_answers_openrlhf_over_http_with_the_key_from_the_environment():
+    port = _free_port()
+    env = {**os.environ, "PROOFGYM_API_KEY": "k-123"}
+    env.pop("ENVIRONMENT_API_KEY", None)
+    server = subprocess.Popen([sys.executable, "-c", "from proofgym.cli import main; main()", "serve-reward",
+                               "--config", "configs/grant_eligibility.yaml", "--port", str(port), "--log-level",
+                               "warning"], cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    try:
+        deadline = time.monotonic() + 30
+        with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=10) as client:
+            while True:
+                try:
+                    if client.get("/health").status_code == 200:
+                        break
+                except httpx.TransportError:
+                    pass
+                assert server.poll() is None, server.stdout.read().decode()
+                assert time.monotonic() < deadline, "serve-reward did not start"
+                time.sleep(0.1)
+            domain = get_domain("grant_eligibility")
+            rows = build_dataset(domain, seed=3, n=2)
+            completions = [gold_completion(domain, record) for record in domain.generate(3, 2)]
+            body = {"query": [r["prompt"] + c for r, c in zip(rows, completions)],
+                    "prompts": [r["prompt"] for r in rows], "labels": [r["gold"] for r in rows]}
+            assert client.post("/get_reward", json=body).status_code == 401
+            reply = client.post("/get_reward", json=body, headers={"Authorization": "Bearer k-123"})
+        assert reply.status_code == 200, reply.text
+        assert reply.json()["scores"] == [1.0, 1.0]
+    finally:
+        server.terminate()
+        server.wait(20)
+
+
+@pytest.mark.slow
+def test_train_on_the_tiny_config_writes_metrics_curve_checkpoint_and_heldout_table(tmp_path):
+    data = yaml.safe_load((ROOT / "configs" / "train_grant_tiny.yaml").read_text())
+    data["train"].update(model_cache_dir=str(tmp_path / "tiny"), heldout={"n": 16, "seed": 1},
+                         warmup={"steps": 20, "batch_size": 32, "learning_rate": 0.001}, save_every=1)
+    data["train"]["grpo"].update(batch_size=4, group_size=4)
+    (tmp_path / "run.yaml").write_text(yaml.safe_dump(data))
+    out = tmp_path / "out"
+    result = runner.invoke(app, ["train", "--config", str(tmp_path / "run.yaml"), "--steps", "2",
+                                 "--output-dir", str(out)])
+    assert result.exit_code == 0, result.output
+    assert "held-out greedy accuracy" in result.output and "permit" in result.output
+    with (out / "metrics.csv").open() as handle:
+        rows = list(csv.DictReader(handle))
+    assert [row["step"] for row in rows] == ["1", "2"]
+    assert {"reward", "certified", "correct", "format_ok", "kl", "step_time_s"} <= set(rows[0])
+    assert (out / "reward_curve.png").read_bytes().startswith(b"\x89PNG")
+    assert (out / "final" / "config.json").is_file() and (out / "checkpoint-2").is_dir()
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["steps"] == 2 and summary["heldout_before"]["n"] == 16 and summary["heldout_after"]["n"] == 16
+    assert set(summary["heldout_after"]["per_branch"]) == {"active_grant", "income_over_threshold", "minor",
+                                                           "non_resident", "permit"}

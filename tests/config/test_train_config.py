@@ -1,0 +1,66 @@
+"""The train: section of a run config: defaults, validation errors naming the key, shipped configs."""
+
+from pathlib import Path
+
+import pytest
+
+from proofgym.config import TINY_MODEL, ConfigError, load_run_config, parse_run_config
+
+ROOT = Path(__file__).resolve().parents[2]
+VERIFIER = {"kind": "rulebook", "domain": "grant_eligibility"}
+
+
+def _train(**train):
+    return parse_run_config({"verifier": VERIFIER, "train": {"model": "m", "dataset": {"domain": "loan"}, **train}})
+
+
+def test_a_run_config_without_train_section_still_loads():
+    assert parse_run_config({"verifier": VERIFIER}).train is None
+
+
+def test_defaults_are_a_complete_grpo_setup():
+    train = _train().train
+    assert (train.grpo.group_size, train.grpo.batch_size, train.grpo.kl_beta) == (8, 16, 0.0)
+    assert train.lora is None and train.warmup is None and train.use_vllm == "auto"
+    assert train.heldout.n == 128 and train.heldout.seed != train.dataset.seed
+    assert not train.is_tiny and _train(model=TINY_MODEL).train.is_tiny
+
+
+@pytest.mark.parametrize("train, message", [
+    ({"grpo": {"group_size": 1}}, "train.grpo.group_size: Input should be greater than or equal to 2"),
+    ({"grpo": {"lr": 1e-5}}, "train.grpo.lr: unknown key"),
+    ({"lora": {"r": 0}}, "train.lora.r: Input should be greater than or equal to 1"),
+    ({"lora": {"target_modules": []}}, "train.lora.target_modules: Value error, must name at least one module"),
+    ({"dataset": {}}, "train.dataset: Value error, give exactly one of 'domain'"),
+    ({"dataset": {"domain": "loan", "file": "x.jsonl"}}, "train.dataset: Value error, give exactly one of"),
+    ({"dataset": {"domain": "loan", "prompt_format": "xml"}}, "train.dataset.prompt_format: Input should be"),
+    ({"heldout": {"seed": 0}}, "heldout.seed (0) must differ from dataset.seed"),
+    ({"dataset": {"file": "rows.jsonl"}}, "the training data is a file, so give heldout.domain or heldout.file"),
+    ({"use_vllm": "sometimes"}, "train.use_vllm"),
+    ({"model": "  "}, "train.model: Value error, must not be blank"),
+    ({"precision": "fp8"}, "train.precision: Input should be"),
+])
+def test_invalid_train_sections_are_refused_with_the_key_path(train, message):
+    with pytest.raises(ConfigError) as info:
+        _train(**train)
+    assert message in str(info.value)
+
+
+def test_a_file_dataset_with_held_out_rows_from_a_domain_is_fine():
+    train = _train(dataset={"file": "rows.jsonl"}, heldout={"domain": "loan", "seed": 0}).train
+    assert train.dataset.file == "rows.jsonl" and train.heldout.domain == "loan"
+    assert _train(dataset={"file": "rows.jsonl"}, heldout={"n": 0}).train.heldout.n == 0
+
+
+@pytest.mark.parametrize("name", ["train_grant_tiny.yaml", "train_qwen_gpu.yaml"])
+def test_the_shipped_training_configs_load(name):
+    run = load_run_config(ROOT / "configs" / name)
+    assert run.train is not None and run.train.dataset.domain == "grant_eligibility"
+    assert run.train.heldout.n > 0
+
+
+def test_the_tiny_config_needs_nothing_from_a_hub_and_the_gpu_config_uses_lora():
+    tiny = load_run_config(ROOT / "configs" / "train_grant_tiny.yaml").train
+    gpu = load_run_config(ROOT / "configs" / "train_qwen_gpu.yaml").train
+    assert tiny.is_tiny and tiny.use_vllm is False and tiny.warmup is not None
+    assert gpu.model == "Qwen/Qwen2.5-0.5B-Instruct" and gpu.lora is not None and gpu.use_vllm == "auto"

@@ -1,0 +1,38 @@
+import pytest
+
+from proofgym.training import DemoSettings, GRPOConfig, HeldoutReport
+from proofgym.training._demo import goal_met
+from proofgym.training._demo_task import BRANCH_LABELS
+
+
+def _report(per_branch):
+    n = sum(t for _, t in per_branch.values())
+    return HeldoutReport(n=n, accuracy=sum(c for c, _ in per_branch.values()) / n, per_branch=per_branch)
+
+
+def test_the_goal_needs_every_branch_at_95_percent():
+    good = {branch: (95, 100) for branch in BRANCH_LABELS}
+    assert goal_met(_report(good))
+    assert not goal_met(_report({**good, "minor": (94, 100)}))
+    missing = {b: v for b, v in good.items() if b != "active_grant"}
+    assert not goal_met(_report(missing))  # a branch the held-out set lacks is not a pass
+
+
+def test_a_policy_that_always_denies_does_not_pass():
+    always_deny = {branch: ((0, 500) if branch == "permit" else (125, 125)) for branch in BRANCH_LABELS}
+    report = _report(always_deny)
+    assert report.accuracy == 0.5 and not goal_met(report)
+
+
+def test_the_learning_rate_decays_over_the_runs_steps():
+    settings = DemoSettings(steps=120)
+    assert settings.grpo_schedule().decay_steps == 120
+    assert DemoSettings(steps=120, lr_decay=False).grpo_schedule().decay_steps == 0
+    assert DemoSettings(steps=5, grpo=GRPOConfig(warmup_steps=10)).grpo_schedule().decay_steps == 0
+
+
+@pytest.mark.parametrize("kwargs", [{"steps": 0}, {"heldout_rows": -1}, {"threads": 0}, {"curriculum_mix": 2.0},
+                                    {"eval_every": True}])
+def test_bad_settings_are_rejected(kwargs):
+    with pytest.raises(ValueError):
+        DemoSettings(**kwargs)

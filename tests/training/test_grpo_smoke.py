@@ -1,0 +1,142 @@
+"""A few GRPO steps on a small model: finite loss, parameters move, metrics logged, seeded runs identical."""
+
+import math
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from proofgym.rewards import ScoredItem  # noqa: E402
+from proofgym.training import CompactGRPO, GRPOConfig, MetricsLog, demo_rows, demo_run_config  # noqa: E402
+
+CONFIG = GRPOConfig(prompts_per_step=4, group_size=4, max_new_tokens=20, learning_rate=1e-3, warmup_steps=0,
+                    dynamic_sampling=False, beta=0.0, updates_per_generation=1)
+
+
+def _run(model, tokenizer, steps, seed=0, config=CONFIG, reward_fn=None):
+    torch.manual_seed(seed)
+    reward_fn = reward_fn or demo_run_config().reward_function()
+    loop = CompactGRPO(model, tokenizer, reward_fn, demo_rows(0, 64), config=config, seed=seed)
+    results = [loop.step() for _ in range(steps)]
+    reward_fn.close()
+    return results
+
+
+def test_a_few_steps_train_the_model_and_log_metrics(warm_model, tmp_path):
+    model, tokenizer = warm_model
+    before = [p.detach().clone() for p in model.parameters()]
+    results = _run(model, tokenizer, steps=3)
+    log = MetricsLog()
+    for result in results:
+        assert math.isfinite(result.metrics["loss"]) and math.isfinite(result.metrics["grad_norm"])
+        assert len(result.rollouts) == 16 and result.metrics["samples"] == 16
+        assert 0.0 <= result.metrics["certified"] <= result.metrics["format_ok"] <= 1.0
+        log.log(result.step, **{k: v for k, v in result.metrics.items() if isinstance(v, (int, float))})
+    assert any(not torch.equal(a, b) for a, b in zip(before, model.parameters()))
+    path = log.write_csv(tmp_path / "metrics.csv")
+    header = path.read_text().splitlines()[0].split(",")
+    assert {"step", "reward", "certified", "correct", "loss", "step_s"} <= set(header)
+    assert len(path.read_text().splitlines()) == 4
+    # Every rollout carries its row, its scored item and, when trained on, its advantage.
+    rollout = results[0].rollouts[0]
+    assert rollout.row["prompt"] and rollout.item.outcome in {"certified", "refuted", "format_error"}
+    assert rollout.advantage is not None
+
+
+def test_reused_generations_and_the_kl_reference_keep_the_reference_frozen(warm_model):
+    model, tokenizer = warm_model
+    config = GRPOConfig(prompts_per_step=4, group_size=4, max_new_tokens=20, learning_rate=1e-3, warmup_steps=0,
+                        dynamic_sampling=False, beta=0.1, updates_per_generation=2)
+    reward_fn = demo_run_config().reward_function()
+    loop = CompactGRPO(model, tokenizer, reward_fn, demo_rows(0, 64), config=config, seed=0)
+    reference = [p.detach().clone() for p in loop.reference.parameters()]
+    metrics = [loop.step().metrics for _ in range(2)]
+    reward_fn.close()
+    assert all(math.isfinite(m["loss"]) and math.isfinite(m["kl"]) and m["kl"] >= 0 for m in metrics)
+    assert metrics[-1]["kl"] > 0  # the policy has moved away from the reference
+    assert all(torch.equal(a, b) for a, b in zip(reference, loop.reference.parameters()))
+    assert not any(p.requires_grad for p in loop.reference.parameters())
+
+
+def test_the_learning_rate_warms_up_then_decays_linearly():
+    config = GRPOConfig(learning_rate=1e-3, warmup_steps=4, decay_steps=14, min_lr_ratio=0.2)
+    factors = [config.lr_factor(step) for step in range(20)]
+    assert factors[:4] == pytest.approx([0.25, 0.5, 0.75, 1.0])
+    assert factors[9] == pytest.approx(1.0 - 0.8 * 5 / 10) and factors[14:] == pytest.approx([0.2] * 6)
+    assert GRPOConfig(warmup_steps=0).lr_factor(0) == 1.0
+    with pytest.raises(ValueError, match="decay_steps"):
+        GRPOConfig(warmup_steps=10, decay_steps=5)
+
+
+def test_the_same_seed_gives_bit_identical_training(tiny_cache, _warm_state):
+    from proofgym.training import build_tiny_model
+
+    from ._support import SMALL
+
+    finals = []
+    for _ in range(2):
+        model, tokenizer = build_tiny_model(tiny_cache, seed=0, config=SMALL)
+        model.load_state_dict(_warm_state)
+        results = _run(model, tokenizer, steps=2, seed=3)
+        finals.append(([r.completion for r in results[-1].rollouts], [p.detach().clone() for p in model.parameters()]))
+    assert finals[0][0] == finals[1][0]
+    assert all(torch.equal(a, b) for a, b in zip(finals[0][1], finals[1][1]))
+    assert any(not torch.equal(a, b) for a, b in zip(finals[0][1], _warm_state.values()))
+
+
+class ScriptedRewards:
+    """A reward function whose rewards depend only on a completion's place in its group."""
+
+    def __init__(self, script):
+        self.script = script
+
+    def score(self, prompts, completions, refs):
+        items = []
+        for i in range(len(completions)):
+            reward = self.script[i % len(self.script)]
+            outcome = "invalid" if reward is None else "certified"
+            items.append(ScoredItem(index=i, reward=reward, outcome=outcome, components={}, reason="scripted"))
+        return items
+
+    def close(self):
+        pass
+
+
+def test_abstained_rewards_leave_the_group_statistics_and_the_loss(small_model):
+    model, tokenizer = small_model
+    result = _run(model, tokenizer, steps=1, reward_fn=ScriptedRewards([1.0, None, 0.0, None]))[0]
+    # Scored rewards 1 and 0 in every group: advantages +1 and -1; the abstained ones take no part.
+    assert [r.advantage for r in result.rollouts[:4]] == [1.0, None, -1.0, None]
+    # On-policy, the loss is -sum(A_i * n_i) / sum(n_i) over the counted completions (n_i tokens each).
+    counted = [r for r in result.rollouts if r.advantage is not None]
+    want = -sum(r.advantage * r.tokens for r in counted) / sum(r.tokens for r in counted)
+    assert result.metrics["loss"] == pytest.approx(want, abs=1e-6)
+    assert result.metrics["invalid"] == 0.5
+
+
+def test_a_step_where_every_verification_abstains_leaves_the_model_unchanged(small_model):
+    model, tokenizer = small_model
+    before = [p.detach().clone() for p in model.parameters()]
+    result = _run(model, tokenizer, steps=1, reward_fn=ScriptedRewards([None]))[0]
+    assert all(r.advantage is None for r in result.rollouts) and result.metrics["loss"] == 0.0
+    assert all(p.equal(q) for p, q in zip(before, model.parameters()))
+
+
+def test_dynamic_sampling_trains_only_groups_with_spread(warm_model):
+    model, tokenizer = warm_model
+    config = GRPOConfig(prompts_per_step=4, group_size=4, max_new_tokens=20, dynamic_sampling=True,
+                        max_sampling_rounds=2)
+    result = _run(model, tokenizer, steps=1, config=config)[0]
+    trained_groups = {r.group for r in result.rollouts if r.advantage is not None}
+    for group in trained_groups:
+        rewards = [r.item.reward for r in result.rollouts if r.group == group and r.item.reward is not None]
+        assert max(rewards) > min(rewards)
+    assert result.metrics["groups_trained"] == len(trained_groups) <= 4
+    assert result.metrics["sampling_rounds"] in (1, 2)
+
+
+@pytest.mark.parametrize("kwargs", [{"group_size": 1}, {"prompts_per_step": 0}, {"learning_rate": 0.0},
+                                    {"clip_eps": -0.1}, {"beta": float("nan")}, {"warmup_steps": -1}])
+def test_bad_hyper_parameters_are_rejected(kwargs):
+    with pytest.raises(ValueError, match="GRPOConfig"):
+        GRPOConfig(**kwargs)
