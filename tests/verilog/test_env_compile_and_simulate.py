@@ -1,4 +1,6 @@
-"""compile and simulate report their own step of one judge run per design revision; submit always re-runs it."""
+"""compile runs a compile-only judge, simulate the full judge, each once per design revision (a full run answers
+a later compile; a compile-only run that found the design does not compile answers simulate); submit always
+re-runs the full judge."""
 
 import time
 
@@ -16,38 +18,62 @@ def write(content):
     return {"tool": "write_file", "args": {"path": "top.v", "content": content}}
 
 
-def test_checks_of_one_revision_share_a_judge_run_and_submit_runs_its_own(monkeypatch):
+def counted_judge_runs(monkeypatch) -> list[str]:
+    """"compile" for every compile-only judge run the environment makes, "full" for every full one."""
     calls = []
     real_judge = env_module.judge
 
-    def counting_judge(problem, design, *, config):
-        calls.append(design)
-        return real_judge(problem, design, config=config)
+    def counting_judge(problem, design, *, config, compile_only=False):
+        calls.append("compile" if compile_only else "full")
+        return real_judge(problem, design, config=config, compile_only=compile_only)
 
     monkeypatch.setattr(env_module, "judge", counting_judge)
+    return calls
+
+
+def test_checks_of_one_revision_share_judge_runs_and_submit_runs_its_own(monkeypatch):
+    calls = counted_judge_runs(monkeypatch)
     with VerilogEnv([PROBLEM]) as env:
         env.reset(0)
         env.step(write(reference_design(PROBLEM)))
-        for tool in ("compile", "simulate", "compile", "simulate"):
-            env.step({"tool": tool})
-        assert len(calls) == 1
+        first = [env.step({"tool": tool}) for tool in ("compile", "compile", "simulate", "simulate", "compile")]
+        assert calls == ["compile", "full"]
+        assert first[0].info["verdict"]["reason"] == "compiled" and first[-1].info["verdict"]["reason"] == "pass"
+        assert [r.observation.text for r in first[:2]] == ["Compile succeeded."] * 2
         env.step(write(reference_design(PROBLEM) + "\n// changed\n"))
         env.step({"tool": "simulate"})
-        assert len(calls) == 2
+        env.step({"tool": "compile"})
+        assert calls == ["compile", "full", "full"]
         env.step({"tool": "submit"})
-    assert len(calls) == 3
+    assert calls == ["compile", "full", "full", "full"]
 
 
-def test_a_design_that_hangs_compiles_and_then_times_out_in_simulation():
+def test_a_design_that_does_not_compile_is_compiled_once_for_compile_and_simulate(monkeypatch):
+    calls = counted_judge_runs(monkeypatch)
+    with VerilogEnv([PROBLEM]) as env:
+        env.reset(0)
+        env.step(write(interface(PROBLEM) + "\n  assign out = a &;\nendmodule\n"))
+        compiled = env.step({"tool": "compile"})
+        simulated = env.step({"tool": "simulate"})
+    assert calls == ["compile"]
+    assert compiled.observation.text.startswith("Compile failed (syntax_error)")
+    assert simulated.observation.text.startswith("Simulation did not run: the design does not compile")
+    assert compiled.reward == simulated.reward == 0.0
+
+
+def test_a_design_that_hangs_compiles_and_then_times_out_in_simulation(monkeypatch):
+    calls = counted_judge_runs(monkeypatch)
     hang = interface(PROBLEM) + "\n  assign out = a & b;\n  integer i;\n  initial forever i = i + 1;\nendmodule\n"
     config = VerilogEnvConfig(judge=JudgeConfig(timeout_s=1.0, cpu_s=1))
     with VerilogEnv([PROBLEM], config=config) as env:
         env.reset(0)
         env.step(write(hang))
-        compiled = env.step({"tool": "compile"})
+        compiled = env.step({"tool": "compile"})  # nothing is simulated: no wait for the hang
         start = time.perf_counter()
         simulated = env.step({"tool": "simulate"})
-        assert time.perf_counter() - start < 0.5  # the compile's judge run is reused
+        assert time.perf_counter() - start >= 1.0  # the simulation ran into the wall-clock limit
+    assert calls == ["compile", "full"]
     assert compiled.observation.text == "Compile succeeded." and "compile" in compiled.info["reward_components"]
+    assert compiled.info["verdict"]["reason"] == "compiled" and compiled.info["verdict"]["timings"]["judge_s"] < 1.0
     assert simulated.observation.data["passed"] is False and simulated.observation.data["reason"] == "timeout"
     assert simulated.info["reward_components"] == {"step_penalty": 0.0}

@@ -87,23 +87,21 @@ def test_a_broken_reference_makes_every_verdict_invalid():
     assert "reference run" in verdict.reason
 
 
-def test_a_broken_reference_is_run_once_not_once_per_design(monkeypatch):
-    import proofgym.verilog._judge as judge_module
-
-    calls = []
-    real = judge_module._run_reference
-    monkeypatch.setattr(judge_module, "_run_reference", lambda *args: calls.append(1) or real(*args))
+def test_a_broken_reference_is_run_once_not_once_per_design(reference_runs):
     broken = and_problem(reference=PROBLEM.reference.replace("assign y = a & b;", "assign y = ;"), id="broken-once")
     verdicts = [judge(broken, design) for design in (AND_DESIGN, OR_DESIGN, AND_DESIGN)]
-    assert all(v.outcome is Outcome.INVALID for v in verdicts) and len(calls) == 1
+    assert all(v.outcome is Outcome.INVALID for v in verdicts) and len(reference_runs) == 1
+    assert all("reference run" in v.reason and "compile" in v.reason for v in verdicts)
 
 
-def test_reference_sample_counts_are_computed_once_per_problem():
+def test_reference_sample_counts_are_computed_once_per_problem(reference_runs):
     problem = and_problem(id="counted-once")
     first = judge(problem, AND_DESIGN)
     second = judge(problem, AND_DESIGN)
-    assert "reference_s" in first.timings and second.timings["reference_s"] < 0.01
-    assert reference_samples(problem) == 40
+    assert first.certified and second.certified and len(reference_runs) == 1
+    assert first.evidence["reference_run"] == "in launch" and "reference_run" not in second.evidence
+    assert first.evidence["expected_samples"] == second.evidence["expected_samples"] == 40
+    assert reference_samples(problem) == 40 and len(reference_runs) == 1
 
 
 def test_a_missing_simulator_is_invalid_and_says_what_to_install():
@@ -138,3 +136,15 @@ def test_every_refutation_reason_is_documented():
         "syntax_error", "forbidden_construct", "mismatches", "timeout", "resource_limit", "no_verdict_line",
         "multiple_verdict_lines", "sample_count_mismatch",
     }
+
+
+def test_compile_only_stops_before_simulating_and_needs_no_reference(reference_runs):
+    problem = and_problem(id="compile-only")
+    for design in (AND_DESIGN, OR_DESIGN):  # right or wrong: both compile, neither is simulated
+        verdict = judge(problem, design, compile_only=True)
+        assert verdict.certified and verdict.reason == "compiled" and verdict.evidence["phase"] == "compile"
+        assert "samples" not in verdict.evidence and "sim_log" not in verdict.evidence
+    assert reference_runs == []
+    assert judge(problem, AND_DESIGN.replace("a & b", "a &"), compile_only=True).reason == "syntax_error"
+    assert judge(problem, AND_DESIGN.replace("assign", "initial $finish;\n  assign"),
+                 compile_only=True).reason == "forbidden_construct"

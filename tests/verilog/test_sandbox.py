@@ -95,6 +95,27 @@ def test_a_checkpoint_lets_python_inspect_and_add_files_before_the_job_goes_on()
     assert result.output == "staged later\n"  # the checkpoint's own marker never shows
 
 
+def test_on_finish_reads_the_job_directory_however_the_job_ended():
+    seen = []
+    Sandbox(limits=SandboxLimits(wall_s=0.5)).run("echo left > note.txt; sleep 60", {},
+                                                  on_finish=lambda job: seen.append((job / "note.txt").read_text()))
+    assert seen == ["left\n"]
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="what happens when proofgym runs as root")
+@pytest.mark.parametrize("sandbox", [Sandbox(), Sandbox(bwrap=None, allow_unsandboxed=True)], ids=["bwrap", "bare"])
+def test_run_as_root_jobs_run_as_nobody(sandbox):
+    from proofgym.verilog._sandbox import job_user
+
+    uid, gid = job_user()
+    assert uid != 0 and gid != 0
+    result = sandbox.run("id -u; id -G; echo x > mine && ls -ln mine; cat /root/.profile", {"given.txt": "x"})
+    lines = result.output.splitlines()
+    assert lines[0] == str(uid) and lines[1] == str(gid) and result.uid == uid
+    assert f" {uid} {gid} " in lines[2]  # what it writes is its own, in the job directory it was given
+    assert "Permission denied" in result.output or "No such file" in result.output
+
+
 def test_a_refused_checkpoint_stops_the_job():
     result = Sandbox().run("checkpoint || { echo stopped; exit 0; }; echo went on", {}, on_checkpoint=lambda job: False)
     assert result.output == "stopped\n"

@@ -47,7 +47,9 @@ class RuleKernel:
         problems: list[str] | None = None
         if self._checker is not None:
             try:
-                problems = list(self._checker(self.rulebook, proof))
+                problems = self._checker(self.rulebook, proof)
+                if type(problems) is not list:
+                    problems = list(problems)
             except Exception as exc:  # a checker that crashes has not accepted the proof: fail closed
                 problems = [f"the proof checker failed: {type(exc).__name__}: {exc}"]
         return self._reporter.evaluated(proof, fired, confidences, problems)

@@ -1,8 +1,8 @@
 """The kernel's report: the verdict's evidence, in the hosted platform's QueryExplanation shape.
 
-Everything that does not depend on the query (each rule's trace entry, its explanation template turned into a
-``%(fact)s`` format) is prepared once per rulebook: a report costs one render per fact the templates name, one
-``%`` format and one dict literal per rule.
+Everything that does not depend on the query (each rule's trace entry, fired or not, and its explanation template
+split into literal text and fact names) is prepared once per rulebook: a report costs one render per fact the
+templates name, one dict copy per rule and a concatenation per explanation that names facts.
 """
 
 from __future__ import annotations
@@ -23,14 +23,16 @@ class Reporter:
         rules = [(rule.name, "derive", "derive", False, rule.explain) for rule in rulebook.derive_rules]
         rules += [(rule.name, "constraint", "require", True, rule.explain) for rule in rulebook.constraints]
         rules += [(rule.name, "decision", "decide", False, rule.explain) for rule in rulebook.decision_rules]
-        # (the entry's fixed keys, its explanation as a %(fact)s format or a plain string, whether to format)
-        self._entries = tuple(
-            (
-                {"rule_id": name, "rule_name": name, "rule_type": kind, "action_type": action, "required": required},
-                *_format(explain),
-            )
-            for name, kind, action, required, explain in rules
-        )
+        # Per rule: its entry when it did not fire and when it did, each with every key (a copy then needs no
+        # resize) and the explanation when it names no fact; else the explanation's pieces (see _pieces).
+        entries = []
+        for name, kind, action, required, explain in rules:
+            pieces = _pieces(explain)
+            text = pieces[0] if len(pieces) == 1 else ""
+            entry = {"rule_id": name, "rule_name": name, "rule_type": kind, "action_type": action,
+                     "required": required, "fired": False, "explanation": text}
+            entries.append((entry, {**entry, "fired": True}, None if len(pieces) == 1 else pieces))
+        self._entries = tuple(entries)
         self._template_facts = tuple(dict.fromkeys(
             name for *_, explain in rules for _, name in parse_template(explain) if name is not None
         ))
@@ -77,13 +79,14 @@ class Reporter:
         n_derived = len(facts) - n_inputs
         n_fired = sum(fired)
 
-        names = self._template_facts
-        texts = dict(zip(names, map(render, map(facts.get, names))))  # an absent fact renders as "unknown"
+        texts = {}
+        for name in self._template_facts:
+            texts[name] = render(facts.get(name))  # an absent fact renders as "unknown"
         rules = []
-        for (fixed, explanation, formatted), did_fire in zip(self._entries, fired):
-            entry = fixed.copy()  # the cheapest way to a fresh 7-key dict
-            entry["fired"] = did_fire
-            entry["explanation"] = explanation % texts if formatted else explanation
+        for (idle, fired_entry, pieces), did_fire in zip(self._entries, fired):
+            entry = (fired_entry if did_fire else idle).copy()  # the cheapest way to a fresh 7-key dict
+            if pieces is not None:
+                entry["explanation"] = _fill(pieces, texts)
             rules.append(entry)
 
         counts = f"{n_fired} rule(s) fired, {n_derived} fact(s) derived from {n_inputs} input fact(s)."
@@ -111,18 +114,28 @@ class Reporter:
             "symbolic_trace": {"rules_evaluated": len(rules), "rules_fired": n_fired, "rules": rules},
             "proof": proof,
             "deciding_rules": [] if rejected_by_checker else list(outcome["deciding_rules"]),
-            "checker_problems": problems or [],
+            "checker_problems": [] if problems is None else problems,
         }
 
 
-def _format(template: str) -> tuple[str, bool]:
-    """A template as a ``%(fact)s`` format, or as plain text when it names no fact; and which of the two it is
-    (the loader has checked that it parses)."""
-    pieces = parse_template(template)
-    if all(name is None for _, name in pieces):
-        return "".join(literal for literal, _ in pieces), False
-    text = "".join(literal.replace("%", "%%") + ("" if name is None else f"%({name})s") for literal, name in pieces)
-    return text, True
+def _pieces(template: str) -> tuple[str, ...]:
+    """A template (which the loader has checked parses) as (text, fact, text, ..., fact, text): odd places name the
+    facts to fill in; a template that names no fact is its one text."""
+    pieces = [""]
+    for literal, name in parse_template(template):
+        pieces[-1] += literal
+        if name is not None:
+            pieces += [name, ""]
+    return tuple(pieces)
+
+
+def _fill(pieces: tuple[str, ...], texts: dict[str, str]) -> str:
+    if len(pieces) == 3:  # the usual one fact: two concatenations
+        return pieces[0] + texts[pieces[1]] + pieces[2]
+    parts = list(pieces)
+    for i in range(1, len(parts), 2):
+        parts[i] = texts[parts[i]]
+    return "".join(parts)
 
 
 def _why_indeterminate(proof: dict[str, Any]) -> str:

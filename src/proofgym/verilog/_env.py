@@ -1,8 +1,9 @@
 """The Verilog design environment: write files, compile, simulate against a hidden testbench, submit.
 
 Every check runs the hardened, sandboxed :func:`~proofgym.verilog.judge` on the workspace's current
-design; the agent sees the spec, the port interface and what each check reports about its own design,
-never the reference or the testbench.
+design (``compile`` only its steps up to compiling with the testbench: nothing is simulated); the agent
+sees the spec, the port interface and what each check reports about its own design, never the reference
+or the testbench.
 
 Rewards. Three positive components, each **paid at most once per episode**, at the first step whose
 judge run demonstrates it:
@@ -160,7 +161,8 @@ class VerilogEnv(ToolEnv):
         self._workspace: str | None = None
         self._cleanup: weakref.finalize | None = None
         self._paid: set[str] = set()
-        self._last_check: tuple[str, Verdict] | None = None
+        self._last_check: tuple[str, Verdict] | None = None  # the last full judge run, by design revision
+        self._last_compile: tuple[str, Verdict] | None = None  # the last compile-only run, by design revision
 
     @property
     def problem(self) -> Problem:
@@ -184,7 +186,7 @@ class VerilogEnv(ToolEnv):
         # Removed even if the caller never closes the environment.
         self._cleanup = weakref.finalize(self, shutil.rmtree, self._workspace, ignore_errors=True)
         self._paid = set()
-        self._last_check = None
+        self._last_check = self._last_compile = None
         return self._first_observation()
 
     def _close(self) -> None:
@@ -224,12 +226,14 @@ class VerilogEnv(ToolEnv):
         design = self._design()
         if call.name == "submit":
             verdict = judge(self.problem, design.source, config=self.config.judge)
+        elif call.name == "compile":
+            verdict = self._compile(design)
         else:
             verdict = self._check(design)
         compiled = _compiled(verdict)
         demonstrated = {"compile"} if compiled else set()
-        # compile runs the full judge too, but reports (and pays for) only the compile step: a
-        # larger reward would tell the agent what its report does not.
+        # compile reports (and pays for) only the compile step, even when a full judge run of the same
+        # revision answers it: a larger reward would tell the agent what its report does not.
         if verdict.certified and call.name != "compile":
             demonstrated |= {"simulate", "submit"} if call.name == "submit" else {"simulate"}
         rewards = {name: self._shares[name] for name in _COMPONENTS if name in demonstrated - self._paid}
@@ -240,17 +244,28 @@ class VerilogEnv(ToolEnv):
         return ToolResult(report, rewards, done=call.name == "submit", info=info)
 
     def _check(self, design: _Design) -> Verdict:
-        """The judge's verdict on ``design`` for compile and simulate, run once per revision.
+        """The full judge's verdict on ``design`` for simulate, run once per revision.
 
-        Compile and simulate both run the full judge (which compiles and simulates in one sandbox
-        launch) and report their own part of it, so a compile followed by a simulate of the same
-        design costs one judge run. Invalid verdicts are not kept: the next check retries.
+        A compile-only run of the same revision that found the design does not compile answers too:
+        the full run would stop at the same step. Invalid verdicts are not kept: the next check retries.
         """
         revision = design.revision
-        if self._last_check is not None and self._last_check[0] == revision:
-            return self._last_check[1]
+        for last in (self._last_check, self._last_compile):
+            if last is not None and last[0] == revision and (last is self._last_check or not _compiled(last[1])):
+                return last[1]
         verdict = judge(self.problem, design.source, config=self.config.judge)
         self._last_check = None if verdict.invalid else (revision, verdict)
+        return verdict
+
+    def _compile(self, design: _Design) -> Verdict:
+        """Whether ``design`` compiles with the testbench: a compile-only judge run (nothing simulated),
+        once per revision, or the full run of the same revision when simulate already ran one."""
+        revision = design.revision
+        for last in (self._last_check, self._last_compile):
+            if last is not None and last[0] == revision:
+                return last[1]
+        verdict = judge(self.problem, design.source, config=self.config.judge, compile_only=True)
+        self._last_compile = None if verdict.invalid else (revision, verdict)
         return verdict
 
     def _write_file(self, path: str, content: str) -> ToolResult:

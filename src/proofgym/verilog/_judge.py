@@ -1,6 +1,7 @@
 """The judge: does a model-written ``TopModule`` pass a problem's testbench? Hardened against reward hacks.
 
-Steps (``../shared/brief/VERILOG.md``, hardening a-e), all in **one** sandbox launch:
+Steps (``../shared/brief/VERILOG.md``, hardening a-e), all in **one** sandbox launch (as ``nobody`` when this
+process is root):
 
 1. Python rejects a design that is too long or contains `` `include `` (nothing is run).
 2. *preprocess* -- ``iverilog -E`` expands the design's macros in the sandbox, with only the design in
@@ -17,11 +18,16 @@ Steps (``../shared/brief/VERILOG.md``, hardening a-e), all in **one** sandbox la
    ``.vvp`` file that step 4 just wrote in the fresh job directory, with dumping off.
 
 A pass needs exactly one ``Mismatches: N in M samples`` line in the simulation output, ``N == 0`` and
-``M`` equal to the sample count of a reference-vs-reference run of the same testbench (run once per
-problem and process, sandboxed too). A ``TIMEOUT`` line from the testbench's own time limit is not a
-failure by itself: two VerilogEval testbenches (Prob082, Prob141) reach it in every run, the
-reference's included; a run cut short shows in the sample count. Re-judging at submit time (step e)
-is the caller's part: a judge call never trusts an earlier one.
+``M`` equal to the sample count of a reference-vs-reference run of the same testbench. ``M`` is found
+once per problem (per tool versions and limits) and remembered in the process and, unless
+``reference_cache_dir`` is ``None``, on disk for later processes (:mod:`._reference_cache`). When it is
+not known yet, the reference run is part of the judge's own launch: right after step 2 it is compiled
+and simulated in the background, alongside steps 3-5, into log files the design cannot write (it has
+no file I/O, step 2), which Python reads once the job has ended. So a cold judge costs one launch, and
+a problem with a long simulation does not pay it twice in a row. A ``TIMEOUT`` line from the testbench's own
+time limit is not a failure by itself: two VerilogEval testbenches (Prob082, Prob141) reach it in
+every run, the reference's included; a run cut short shows in the sample count. Re-judging at submit
+time (step e) is the caller's part: a judge call never trusts an earlier one.
 
 Hitting the CPU-time rlimit is a ``timeout``, like the wall clock (``JudgeConfig.timeout_s``).
 """
@@ -29,6 +35,7 @@ Hitting the CPU-time rlimit is a ``timeout``, like the wall clock (``JudgeConfig
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 import secrets
 import shlex
@@ -42,10 +49,18 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from proofgym.core import ErrorKind, Outcome, Verdict
 from proofgym.verilog._problem import Problem
-from proofgym.verilog._sandbox import Sandbox, SandboxLimits, SandboxResult, SandboxUnavailable, limit_from_status
+from proofgym.verilog._reference_cache import ReferenceCache, cache_key, default_reference_cache_dir
+from proofgym.verilog._sandbox import (
+    Sandbox,
+    SandboxLimits,
+    SandboxResult,
+    SandboxUnavailable,
+    limit_from_status,
+    write_job_file,
+)
 from proofgym.verilog._toolchain import Toolchain, ToolchainError, detect_toolchain
 
-JUDGE_VERSION = "1"
+JUDGE_VERSION = "2"
 """Bump when the same design could be judged differently (new checks, new outcome rules)."""
 
 VERIFIER_NAME = "verilog"
@@ -111,6 +126,8 @@ class JudgeConfig(BaseModel):
     credit below every pass tier, so a failing design never outscores a passing one.
     ``allow_unsandboxed`` lets the judge run designs *without* bubblewrap when it cannot start
     (logged loudly); ``bwrap=None`` never uses it (requires ``allow_unsandboxed``).
+    ``reference_cache_dir`` keeps reference sample counts across processes (``"default"``:
+    ``$XDG_CACHE_HOME/proofgym/verilog``, else ``~/.cache/proofgym/verilog``; ``None``: in memory only).
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -128,6 +145,10 @@ class JudgeConfig(BaseModel):
     bwrap: str | None = Field("bwrap", description="bubblewrap program; None: no sandbox (unsafe)")
     iverilog: str = "iverilog"
     vvp: str = "vvp"
+    reference_cache_dir: str | None = Field(
+        "default", min_length=1,
+        description="where reference sample counts are kept across processes ('default': "
+                    "$XDG_CACHE_HOME/proofgym/verilog or ~/.cache/proofgym/verilog; null: in memory only)")
 
     @model_validator(mode="after")
     def _explicit_opt_out(self) -> JudgeConfig:
@@ -147,9 +168,16 @@ class JudgeConfig(BaseModel):
         return detect_toolchain(self.iverilog, self.vvp, self.bwrap)
 
     def fingerprint(self) -> str:
-        """A short hash of the fields that can change a verdict (not the sandbox choice or tool paths)."""
-        fields = self.model_dump(exclude={"allow_unsandboxed", "bwrap", "iverilog", "vvp"})
+        """A short hash of the fields that can change a verdict (not the sandbox choice, tool paths or cache)."""
+        fields = self.model_dump(exclude={"allow_unsandboxed", "bwrap", "iverilog", "vvp", "reference_cache_dir"})
         return hashlib.sha256(repr(sorted(fields.items())).encode()).hexdigest()[:12]
+
+    def reference_cache(self) -> ReferenceCache | None:
+        """Where reference sample counts persist, or ``None`` (``reference_cache_dir`` is ``None``)."""
+        if self.reference_cache_dir is None:
+            return None
+        return ReferenceCache(default_reference_cache_dir() if self.reference_cache_dir == "default"
+                              else self.reference_cache_dir)
 
 
 class ReferenceRunError(RuntimeError):
@@ -212,16 +240,15 @@ def _without_comments(text: str) -> str:
 def reference_samples(problem: Problem, *, config: JudgeConfig | None = None) -> int:
     """The sample count ``M`` of the problem's testbench with the reference as the design (sandboxed).
 
-    Memoised per process by problem content, tool versions and limits, failures included (a broken
-    problem costs one run, not one per design), unless transient. Raises :class:`ReferenceRunError`
-    when the reference does not compile or pass its own testbench, and the toolchain and sandbox
-    errors of :func:`judge`.
+    Found once per problem content, tool versions and limits, and remembered in the process
+    (failures included: a broken problem costs one run, not one per design, unless the failure was
+    transient) and on disk (counts only; see ``JudgeConfig.reference_cache_dir``); a reference-only
+    launch when not known. Raises :class:`ReferenceRunError` when the reference does not compile or
+    pass its own testbench, and the toolchain and sandbox errors of :func:`judge`.
     """
     config = config or JudgeConfig()
     toolchain = config.toolchain()
-    key = (problem.content_hash, toolchain.iverilog_version, toolchain.vvp_version, config.fingerprint())
-    with _SAMPLES_LOCK:
-        known = _SAMPLES.get(key)
+    known = _known_samples(problem, config, toolchain)
     if known is None:
         try:
             known = _run_reference(problem, config, toolchain)
@@ -229,8 +256,7 @@ def reference_samples(problem: Problem, *, config: JudgeConfig | None = None) ->
             if exc.transient:
                 raise
             known = str(exc)
-        with _SAMPLES_LOCK:
-            _SAMPLES[key] = known
+        _remember_samples(problem, config, toolchain, known)
     if isinstance(known, str):
         raise ReferenceRunError(known)
     return known
@@ -241,14 +267,47 @@ _SAMPLES: dict[tuple[Any, ...], int | str] = {}
 _SAMPLES_LOCK = threading.Lock()
 
 
+def _samples_key(problem: Problem, config: JudgeConfig, toolchain: Toolchain) -> tuple[Any, ...]:
+    return (JUDGE_VERSION, problem.content_hash, toolchain.iverilog_version, toolchain.vvp_version,
+            config.fingerprint())
+
+
+def _known_samples(problem: Problem, config: JudgeConfig, toolchain: Toolchain) -> int | str | None:
+    """The remembered count (or failure) of the problem's reference run, from this process or the disk."""
+    key = _samples_key(problem, config, toolchain)
+    with _SAMPLES_LOCK:
+        known = _SAMPLES.get(key)
+    if known is None:
+        cache = config.reference_cache()
+        known = cache.get(cache_key(*key)) if cache is not None else None
+        if known is not None:
+            with _SAMPLES_LOCK:
+                _SAMPLES[key] = known
+    return known
+
+
+def _remember_samples(problem: Problem, config: JudgeConfig, toolchain: Toolchain, known: int | str) -> None:
+    key = _samples_key(problem, config, toolchain)
+    with _SAMPLES_LOCK:
+        _SAMPLES[key] = known
+    cache = config.reference_cache()
+    if isinstance(known, int) and cache is not None:
+        cache.put(cache_key(*key), known)
+
+
 def judge(problem: Problem, design: str, *, config: JudgeConfig | None = None,
-          expected_samples: int | None = None) -> Verdict:
+          expected_samples: int | None = None, compile_only: bool = False) -> Verdict:
     """Judge ``design`` (Verilog source defining ``TopModule``) against ``problem``'s testbench.
 
     Returns ``CERTIFIED`` (a pass, ``decision=None``), ``REFUTED`` with ``reason`` in
     :data:`REFUTATION_REASONS`, or ``INVALID`` when the tooling failed (no simulator, no sandbox, the
-    reference-vs-reference run failed). ``expected_samples`` skips the reference run when known
-    (:func:`reference_samples`). Never raises for anything in ``design``.
+    reference-vs-reference run failed, or it did not finish in a launch whose wall-clock limit the
+    design's run hit too: then the design is not blamed). ``expected_samples`` skips the reference
+    run when known (:func:`reference_samples`); otherwise a remembered count is used, or the reference
+    runs in this launch. Never raises for anything in ``design``.
+
+    ``compile_only`` stops after step 4 (nothing is simulated, no reference run is needed): ``CERTIFIED``
+    then means the design compiles with the testbench (``reason="compiled"``), not that it passes.
     """
     config = config or JudgeConfig()
     start = time.perf_counter()
@@ -268,43 +327,76 @@ def judge(problem: Problem, design: str, *, config: JudgeConfig | None = None,
         return _refuted("forbidden_construct", "`include is not allowed in a design",
                         {**base, "constructs": ["`include"]}, start)
 
-    timings: dict[str, float] = {}
-    if expected_samples is None:
-        before = time.perf_counter()
-        try:
-            expected_samples = reference_samples(problem, config=config)
-        except ReferenceRunError as exc:
-            return _invalid(ErrorKind.OUTAGE if exc.transient else ErrorKind.CRASH, str(exc), start)
-        timings["reference_s"] = time.perf_counter() - before
+    if expected_samples is None and not compile_only:
+        known = _known_samples(problem, config, toolchain)
+        if isinstance(known, str):
+            return _invalid(ErrorKind.CRASH, known, start)
+        expected_samples = known
 
-    run = _DesignRun(problem, toolchain)
-    result = sandbox.run(run.script(), {"design.sv": design}, on_checkpoint=run.checkpoint)
-    timings.update(sandbox_s=result.duration_s, check_s=run.check_s)
-    return _decide(run, result, expected_samples, config, base, timings, start)
+    # Not known yet: the reference runs in this launch, alongside the design.
+    run = _DesignRun(problem, toolchain, with_reference=expected_samples is None and not compile_only,
+                     compile_only=compile_only)
+    result = sandbox.run(run.script(), {"design.sv": design}, on_checkpoint=run.checkpoint, on_finish=run.finish)
+    timings = {"sandbox_s": result.duration_s, "check_s": run.check_s}
+    phases = _split_phases(result.output, run.nonce)
+    unfinished = None  # why the reference run did not finish, when the launch ended first
+    if run.with_reference:
+        try:
+            expected_samples = _reference_in_launch(run)
+        except ReferenceRunError as exc:
+            if not exc.transient:  # a broken problem: no design can be judged against it
+                _remember_samples(problem, config, toolchain, str(exc))
+                return _invalid(ErrorKind.CRASH, str(exc), start, timings)
+            # Cut short with the launch. Only a design whose run completed needs the count (and it waited for
+            # it); but when the launch ran out of time, the design is not to blame if the reference also ran out.
+            unfinished = str(exc)
+            if result.timed_out:
+                return _invalid(ErrorKind.OUTAGE, unfinished, start, timings)
+        if expected_samples is not None:
+            _remember_samples(problem, config, toolchain, expected_samples)
+            base["reference_run"] = "in launch"
+    return _decide(run, result, phases, expected_samples, unfinished, config, base, timings, start)
 
 
 @dataclass
 class _DesignRun:
-    """The script of one design's judge launch, and what its checkpoint found."""
+    """The script of one design's judge launch, what its checkpoint found and, ``with_reference``, how the
+    reference-vs-reference run that shared the launch ended (read by :meth:`finish`)."""
 
     problem: Problem
     toolchain: Toolchain
+    with_reference: bool = False
+    compile_only: bool = False
     nonce: str = field(default_factory=lambda: secrets.token_hex(12))
     ref_name: str = field(default_factory=lambda: f"Ref_{secrets.token_hex(8)}")
     forbidden: list[str] = field(default_factory=list)
     oversized: int | None = None
     unreadable: str | None = None  # why the preprocessed design could not be read (our failure)
+    staged: bool = False  # the design passed the scan, the testbench and reference were staged
+    reference_statuses: dict[str, int] = field(default_factory=dict)  # ref_compile/ref_simulate, when finished
+    reference_logs: dict[str, str] = field(default_factory=dict)
     check_s: float = 0.0
 
     def script(self) -> str:
         iverilog, vvp = shlex.quote(self.toolchain.iverilog), shlex.quote(self.toolchain.vvp)  # type: ignore[arg-type]
         flags = " ".join(_FLAGS)
+        # The reference run goes on in the background (its own processes, its own rlimits), writing only
+        # to its own files; every way out of the script waits for it.
+        reference = [
+            f"{{ {_reference_compile(iverilog)} >ref_compile.log 2>&1; r=$?; echo $r >ref_compile.status",
+            f"  [ $r -eq 0 ] && {{ {_reference_simulate(vvp)} >ref_simulate.log 2>&1; echo $? >ref_simulate.status; }}",
+            "} &",
+        ] if self.with_reference else []
         return "\n".join([
             _phase(self.nonce, "preprocess", f"{iverilog} -E -o design_pp.sv design.sv"),
             "checkpoint || exit 0",
+            *reference,
             _phase(self.nonce, "elaborate", f"{iverilog} {flags} -tnull -s TopModule design_pp.sv"),
-            _phase(self.nonce, "compile", f"{iverilog} {flags} -s tb -o sim.vvp tb.sv ref.sv design_pp.sv"),
-            _phase(self.nonce, "simulate", f"{vvp} -n sim.vvp -none </dev/null", last=True),
+            _phase(self.nonce, "compile", f"{iverilog} {flags} -s tb -o sim.vvp tb.sv ref.sv design_pp.sv",
+                   last=self.compile_only),
+            *([] if self.compile_only else [_phase(self.nonce, "simulate", f"{vvp} -n sim.vvp -none </dev/null",
+                                                   last=True)]),
+            "wait",
         ])
 
     def checkpoint(self, job: Path) -> bool:
@@ -319,8 +411,9 @@ class _DesignRun:
             self.forbidden = forbidden_constructs(path.read_text(encoding="utf-8", errors="replace"))
             if self.forbidden:
                 return False
-            (job / "tb.sv").write_text(_rename_ref(self.problem.testbench, self.ref_name), encoding="utf-8")
-            (job / "ref.sv").write_text(_rename_ref(self.problem.reference, self.ref_name), encoding="utf-8")
+            for name, text in _reference_files(self.problem, self.ref_name, self.with_reference).items():
+                write_job_file(job, name, text)
+            self.staged = True
             return True
         except OSError as exc:
             self.unreadable = f"{type(exc).__name__}: {exc}"
@@ -328,37 +421,91 @@ class _DesignRun:
         finally:
             self.check_s = time.perf_counter() - start
 
+    def finish(self, job: Path) -> None:
+        """Once the job has ended: how the steps of the reference run that finished ended."""
+        if not self.with_reference:
+            return
+        for name in ("ref_compile", "ref_simulate"):
+            try:
+                status = (job / f"{name}.status").read_text().strip()
+                with open(job / f"{name}.log", "rb") as log:  # its end: the verdict line is last
+                    log.seek(max(0, os.fstat(log.fileno()).st_size - _REF_LOG_LIMIT))
+                    text = log.read(_REF_LOG_LIMIT).decode("utf-8", errors="replace")
+            except OSError:
+                return  # it did not finish: the job was stopped first
+            if not status.isdigit():
+                return
+            self.reference_statuses[name], self.reference_logs[name] = int(status), text
+
+
+_DESIGN_PHASES = ("preprocess", "elaborate", "compile", "simulate")
+_REF_LOG_LIMIT = 64 << 10
+
+
+def _reference_compile(iverilog: str) -> str:
+    """Compile the testbench with the reference as the design (``ref_top.sv``)."""
+    return f"{iverilog} {' '.join(_FLAGS)} -s tb -o ref.vvp tb.sv ref.sv ref_top.sv"
+
+
+def _reference_simulate(vvp: str) -> str:
+    return f"{vvp} -n ref.vvp -none </dev/null"
+
+
+def _reference_files(problem: Problem, ref_name: str, reference_as_top: bool) -> dict[str, str]:
+    """The testbench and the reference (renamed ``ref_name`` in both), and for a reference-vs-reference run
+    the reference as ``TopModule``."""
+    files = {"tb.sv": _rename_ref(problem.testbench, ref_name), "ref.sv": _rename_ref(problem.reference, ref_name)}
+    if reference_as_top:
+        files["ref_top.sv"] = _rename_ref(problem.reference, "TopModule")
+    return files
+
 
 def _run_reference(problem: Problem, config: JudgeConfig, toolchain: Toolchain) -> int:
+    """A launch of the reference-vs-reference run alone; its sample count."""
     toolchain.require_simulator()
     nonce, ref_name = secrets.token_hex(12), f"Ref_{secrets.token_hex(8)}"
     iverilog, vvp = shlex.quote(toolchain.iverilog), shlex.quote(toolchain.vvp)  # type: ignore[arg-type]
-    script = "\n".join([
-        _phase(nonce, "compile", f"{iverilog} {' '.join(_FLAGS)} -s tb -o sim.vvp tb.sv ref.sv top.sv"),
-        _phase(nonce, "simulate", f"{vvp} -n sim.vvp -none </dev/null", last=True),
-    ])
-    files = {
-        "tb.sv": _rename_ref(problem.testbench, ref_name),
-        "ref.sv": _rename_ref(problem.reference, ref_name),
-        "top.sv": _rename_ref(problem.reference, "TopModule"),
-    }
-    result = config.sandbox().run(script, files)
+    script = "\n".join([_phase(nonce, "ref_compile", _reference_compile(iverilog)),
+                        _phase(nonce, "ref_simulate", _reference_simulate(vvp), last=True)])
+    result = config.sandbox().run(script, _reference_files(problem, ref_name, True))
     phases = _split_phases(result.output, nonce)
+    if _reference_finished(phases.statuses):
+        return _reference_count(problem, phases.statuses, phases.logs)
     what = f"reference run of problem {problem.id!r}"
-    if result.timed_out:
+    if result.timed_out:  # the machine was too slow: another try may do
         raise ReferenceRunError(f"{what} exceeded the wall-clock limit of {config.timeout_s:g} s", transient=True)
     if result.killed_by_limit:
         raise ReferenceRunError(f"{what} hit the {result.killed_by_limit} limit")
-    if phases.last is None:
-        raise ReferenceRunError(f"the sandbox failed to start the {what}: {_tail(result.output, 600)}", transient=True)
-    for name in ("compile", "simulate"):
-        status = phases.statuses.get(name)
+    raise ReferenceRunError(f"the sandbox failed to start the {what}: {_tail(result.output, 600)}", transient=True)
+
+
+def _reference_in_launch(run: _DesignRun) -> int | None:
+    """The sample count found by the reference run that shared a design's launch; ``None`` when it never
+    started (the design failed to preprocess or the scan refused it). A run the end of the launch cut
+    short is a transient failure, whatever stopped the launch: the design may have."""
+    if not run.staged:
+        return None
+    if not _reference_finished(run.reference_statuses):
+        raise ReferenceRunError(f"the launch ended before the reference run of problem {run.problem.id!r} did",
+                                transient=True)
+    return _reference_count(run.problem, run.reference_statuses, run.reference_logs)
+
+
+def _reference_finished(statuses: dict[str, int]) -> bool:
+    return "ref_simulate" in statuses or statuses.get("ref_compile", 0) != 0
+
+
+def _reference_count(problem: Problem, statuses: dict[str, int], logs: dict[str, str]) -> int:
+    """The sample count of a finished reference run; raises :class:`ReferenceRunError` when it failed."""
+    what = f"reference run of problem {problem.id!r}"
+    for name in ("ref_compile", "ref_simulate"):
+        status = statuses.get(name)
         if status != 0:
-            log = _tail(phases.logs.get(name, result.output), 600)
-            raise ReferenceRunError(f"{what} failed at {name} (status {status}): {log}")
-    lines = [m for line in phases.logs["simulate"].splitlines() if (m := _VERDICT_LINE.match(line.strip()))]
+            raise ReferenceRunError(f"{what} failed at {name.removeprefix('ref_')} (status {status}): "
+                                    f"{_tail(logs.get(name, ''), 600)}")
+    lines = [m for line in logs["ref_simulate"].splitlines() if (m := _VERDICT_LINE.match(line.strip()))]
     if len(lines) != 1 or int(lines[0].group(1)) != 0:
-        raise ReferenceRunError(f"{what} did not pass its own testbench: {_tail(phases.logs['simulate'], 600)}")
+        raise ReferenceRunError(f"{what} did not pass its own testbench: {_tail(logs['ref_simulate'], 600)}")
     return int(lines[0].group(2))
 
 
@@ -366,7 +513,7 @@ def _run_reference(problem: Problem, config: JudgeConfig, toolchain: Toolchain) 
 class _Phases:
     statuses: dict[str, int]  # phase -> exit status, for the phases that finished
     logs: dict[str, str]  # phase -> its output; the phase that was running when the job ended included
-    last: str | None  # the last phase that finished
+    last: str | None  # the last phase of the design (not the reference's) that finished
 
 
 def _split_phases(output: str, nonce: str) -> _Phases:
@@ -377,9 +524,11 @@ def _split_phases(output: str, nonce: str) -> _Phases:
     for line in output.splitlines():
         parts = line.split(" ")
         if len(parts) == 3 and parts[0] == nonce and parts[2].isdigit():
-            last = parts[1]
-            statuses[last], logs[last] = int(parts[2]), "\n".join(pending)
+            name = parts[1]
+            statuses[name], logs[name] = int(parts[2]), "\n".join(pending)
             pending = []
+            if name in _DESIGN_PHASES:
+                last = name
         else:
             pending.append(line)
     if pending:
@@ -387,9 +536,8 @@ def _split_phases(output: str, nonce: str) -> _Phases:
     return _Phases(statuses, logs, last)
 
 
-def _decide(run: _DesignRun, result: SandboxResult, expected: int, config: JudgeConfig, base: dict[str, Any],
-            timings: dict[str, float], start: float) -> Verdict:
-    phases = _split_phases(result.output, run.nonce)
+def _decide(run: _DesignRun, result: SandboxResult, phases: _Phases, expected: int | None, unfinished: str | None,
+            config: JudgeConfig, base: dict[str, Any], timings: dict[str, float], start: float) -> Verdict:
     logs = {name: _clean(text, config.max_log_chars) for name, text in phases.logs.items()}
     evidence: dict[str, Any] = {**base, "phase": phases.last, "expected_samples": expected,
                                 "duration_s": result.duration_s}
@@ -419,6 +567,10 @@ def _decide(run: _DesignRun, result: SandboxResult, expected: int, config: Judge
     for name in ("elaborate", "compile"):
         if phases.statuses.get(name) != 0:
             return _failed_phase(name, phases, logs, refuted, start, timings)
+    if run.compile_only:
+        return Verdict(Outcome.CERTIFIED, evidence={**evidence, "reason": "compiled", "compile_log": logs["compile"],
+                                                    "detail": "the design compiles with the testbench"},
+                       timings=_timings(start, timings), reason="compiled")
     sim_log = phases.logs.get("simulate", "")
     sim_evidence = {"sim_log": logs.get("simulate", ""),
                     "hints": [line.strip() for line in sim_log.splitlines() if line.startswith("Hint:")][:_MAX_HINTS]}
@@ -432,6 +584,8 @@ def _decide(run: _DesignRun, result: SandboxResult, expected: int, config: Judge
                        **sim_evidence)
     mismatches, samples = int(verdict_lines[0].group(1)), int(verdict_lines[0].group(2))
     counts = {"mismatches": mismatches, "samples": samples, **sim_evidence}
+    if expected is None:  # the design's run completed, but the launch ended before the reference run did
+        return _invalid(ErrorKind.OUTAGE, unfinished or "no reference sample count to compare with", start, timings)
     if samples != expected:
         return refuted("sample_count_mismatch", f"{samples} samples, the reference run has {expected}", **counts)
     graded = {"graded": 1.0 - mismatches / samples if samples else 0.0} if config.partial_credit else {}
@@ -464,12 +618,13 @@ def _failed_phase(name: str, phases: _Phases, logs: dict[str, str], refuted: Any
 
 
 def _phase(nonce: str, name: str, command: str, *, last: bool = False) -> str:
+    # A failed phase ends the script, once any background job (the reference run) is done.
     report = f'r=$?; echo "{nonce} {name} $r"'
-    return f"{command}\n{report}" if last else f"{command}\n{report}; [ $r -eq 0 ] || exit 0"
+    return f"{command}\n{report}" if last else f"{command}\n{report}; [ $r -eq 0 ] || {{ wait; exit 0; }}"
 
 
 def _next_phase(last: str | None) -> str:
-    order = ["preprocess", "elaborate", "compile", "simulate"]
+    order = _DESIGN_PHASES
     return order[order.index(last) + 1] if last in order[:-1] else "the run" if last else order[0]
 
 

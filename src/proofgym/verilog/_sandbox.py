@@ -10,9 +10,15 @@ rlimits applied before ``exec`` (by ``prlimit`` from util-linux when present, so
 between fork and exec in a threaded parent; else by a ``preexec_fn``), a new process group killed at
 the wall-clock limit, stdin from ``/dev/null``, stdout and stderr merged and capped.
 
+Run as root, the job does not stay root: bubblewrap would map root to root in its user namespace
+(with every capability dropped, but still the owner of root's files), so the job is started as the
+unprivileged user ``nobody`` instead (switched by ``subprocess`` itself, no Python in the child), and
+its job directory is handed to that user. See :func:`job_user`.
+
 A script can stop at a *checkpoint* (the shell function ``checkpoint``) and let Python inspect the
 job directory (and add files to it) before it goes on: the judge checks the preprocessed design
-there, and only then writes the testbench, all in the same launch.
+there, and only then writes the testbench, all in the same launch. When the job has ended (however
+it ended), an ``on_finish`` callback may read what it left in the job directory before it is removed.
 """
 
 from __future__ import annotations
@@ -20,6 +26,7 @@ from __future__ import annotations
 import functools
 import logging
 import os
+import pwd
 import resource
 import secrets
 import select
@@ -36,6 +43,7 @@ from proofgym.verilog._toolchain import INSTALL_HINT, detect_toolchain
 _LOG = logging.getLogger("proofgym.verilog")
 
 _GATE = ".gate"  # FIFO in the job directory the checkpoint reads Python's answer from
+_NOBODY = 65534  # the kernel's overflow user, where the password database has no "nobody"
 
 
 class SandboxUnavailable(RuntimeError):
@@ -63,7 +71,8 @@ class SandboxResult:
     over the cap). ``output`` is stdout and stderr merged, at most ``output_bytes`` of it
     (``truncated`` when more was produced: the job was killed then). ``killed_by_limit`` names the
     limit that ended the job: ``"wall_time"``, ``"output"``, ``"cpu"`` or ``"file_size"``.
-    ``sandboxed`` is ``False`` only for an explicitly allowed run without bubblewrap.
+    ``sandboxed`` is ``False`` only for an explicitly allowed run without bubblewrap. ``uid`` is the
+    user the job ran as (not root's 0 when this process is root: see :func:`job_user`).
     """
 
     exit_code: int | None
@@ -73,6 +82,7 @@ class SandboxResult:
     duration_s: float
     killed_by_limit: str | None
     sandboxed: bool
+    uid: int = -1
 
 
 def limit_from_status(status: int | None) -> str | None:
@@ -119,13 +129,16 @@ class Sandbox:
         return False
 
     def run(self, script: str, files: Mapping[str, str | bytes], *,
-            on_checkpoint: Callable[[Path], bool] | None = None) -> SandboxResult:
+            on_checkpoint: Callable[[Path], bool] | None = None,
+            on_finish: Callable[[Path], None] | None = None) -> SandboxResult:
         """Run ``sh -c script`` in a fresh job directory holding ``files`` (plain names only).
 
         The script runs with ``/work`` (the job directory) as its working directory and may call
         ``checkpoint``: the job then pauses while ``on_checkpoint(job_dir)`` runs here; the call
         returns success in the script when that returns ``True``, failure otherwise (or without a
-        callback). Time spent in the callback counts toward the wall-clock limit.
+        callback). Time spent in the callback counts toward the wall-clock limit. Files the callback
+        adds must be readable by :func:`job_user` (``write_job_file`` makes them so). ``on_finish(job_dir)``
+        runs after the job has ended and been killed, before the job directory is removed.
         """
         sandboxed = self.sandboxed
         limits = self.limits
@@ -133,21 +146,28 @@ class Sandbox:
         marker = f"{nonce}:checkpoint\n".encode()
         prelude = (f'checkpoint() {{ echo "{nonce}:checkpoint"; '
                    f'read -r answer < {_GATE} && [ "$answer" = go ]; }}\n')
+        user = job_user()
         with tempfile.TemporaryDirectory(prefix="proofgym-verilog-") as job_dir:
             job = Path(job_dir)
             for name, content in files.items():
-                _write(job, name, content)
+                write_job_file(job, name, content)
             os.mkfifo(job / _GATE, 0o600)
+            if user is not None:  # the job's own directory and gate belong to the user it runs as
+                os.chown(job, *user)
+                os.chown(job / _GATE, *user)
             # Held open read-write for the whole job: the script's open never blocks and nothing
             # written is lost, whenever the script gets to read it.
             gate = os.open(job / _GATE, os.O_RDWR)
             try:
-                return self._launch(job, prelude + script, sandboxed, limits, marker, gate, on_checkpoint)
+                result = self._launch(job, prelude + script, sandboxed, limits, marker, gate, on_checkpoint, user)
             finally:
                 os.close(gate)
+            if on_finish is not None:
+                on_finish(job)
+            return result
 
     def _launch(self, job: Path, script: str, sandboxed: bool, limits: SandboxLimits, marker: bytes, gate: int,
-                on_checkpoint: Callable[[Path], bool] | None) -> SandboxResult:
+                on_checkpoint: Callable[[Path], bool] | None, user: tuple[int, int] | None) -> SandboxResult:
         inner = ["/bin/sh", "-c", script]
         if sandboxed:
             argv = _bwrap_argv(self.bwrap, job, limits) + inner  # type: ignore[arg-type]
@@ -161,7 +181,7 @@ class Sandbox:
         deadline = start + limits.wall_s
         proc = subprocess.Popen(
             argv, cwd=job, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-            start_new_session=True, close_fds=True,
+            start_new_session=True, close_fds=True, **_as_user(user),  # type: ignore[call-overload]
             # preexec_fn is not safe in a threaded parent; it is only the fallback when prlimit is absent.
             preexec_fn=None if prlimit is not None else functools.partial(_set_rlimits, limits),
         )
@@ -217,6 +237,7 @@ class Sandbox:
         return SandboxResult(
             exit_code=exit_code, output=text, timed_out=killed == "wall_time", truncated=truncated,
             duration_s=duration, killed_by_limit=killed or limit_from_status(exit_code), sandboxed=sandboxed,
+            uid=os.geteuid() if user is None else user[0],
         )
 
 
@@ -254,12 +275,38 @@ def _set_rlimits(limits: SandboxLimits) -> None:
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
 
 
-def _write(job: Path, name: str, content: str | bytes) -> None:
+def write_job_file(job: Path, name: str, content: str | bytes) -> None:
+    """Write ``job/name``, readable by the job whatever the umask (the job may run as another user)."""
     if not name or "/" in name or name.startswith("."):
         raise ValueError(f"job file names must be plain names, got {name!r}")
     # Text a model wrote may hold lone surrogates: they become "?" (and a syntax error), not an exception.
     data = content.encode("utf-8", errors="replace") if isinstance(content, str) else content
-    (job / name).write_bytes(data)
+    path = job / name
+    path.write_bytes(data)
+    os.chmod(path, 0o644)
+
+
+@functools.lru_cache(maxsize=1)
+def job_user() -> tuple[int, int] | None:
+    """``(uid, gid)`` that jobs run as when this process is root: the unprivileged ``nobody`` (uid 65534
+    where the password database has no such user); ``None`` otherwise (jobs run as this process's user).
+
+    bubblewrap started by root keeps the job root inside its user namespace (mapped to the real root,
+    with no capabilities): still the owner of every root-owned file a mount exposes. As ``nobody`` it
+    owns nothing but its job directory, in an unprivileged user namespace like anyone's.
+    """
+    if os.geteuid() != 0:
+        return None
+    try:
+        entry = pwd.getpwnam("nobody")
+        return entry.pw_uid, entry.pw_gid
+    except KeyError:
+        return _NOBODY, _NOBODY
+
+
+def _as_user(user: tuple[int, int] | None) -> dict[str, object]:
+    """``subprocess`` arguments that start the child as ``user`` (switched in C, before ``exec``)."""
+    return {} if user is None else {"user": user[0], "group": user[1], "extra_groups": []}
 
 
 def _killpg(pgid: int) -> None:
@@ -275,16 +322,21 @@ def _probe(bwrap: str) -> str | None:
     toolchain = detect_toolchain(bwrap=bwrap)
     if toolchain.bwrap is None:
         return f"bubblewrap ({bwrap!r}) is not installed or not on PATH"
+    user = job_user()
+    as_whom = "" if user is None else f" as uid {user[0]} (jobs never run as root)"
     with tempfile.TemporaryDirectory(prefix="proofgym-probe-") as job:
         argv = _bwrap_argv(toolchain.bwrap, Path(job), SandboxLimits()) + ["/bin/true"]
         try:
-            done = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=30, env={})
+            if user is not None:
+                os.chown(job, *user)
+            done = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=30, env={},
+                                  **_as_user(user))  # type: ignore[call-overload]
         except (OSError, subprocess.SubprocessError) as exc:
-            return f"bubblewrap ({toolchain.bwrap}) could not be started: {exc}"
+            return f"bubblewrap ({toolchain.bwrap}) could not be started{as_whom}: {exc}"
     if done.returncode != 0:
         detail = (done.stderr or done.stdout).strip().splitlines()
         reason = detail[-1] if detail else f"exit status {done.returncode}"
-        return f"bubblewrap ({toolchain.bwrap}) cannot create a sandbox here: {reason}"
+        return f"bubblewrap ({toolchain.bwrap}) cannot create a sandbox here{as_whom}: {reason}"
     return None
 
 

@@ -75,8 +75,10 @@ class VerilogVerifier:
         """Run the reference-vs-reference runs now, in parallel, for ``problem_ids`` (default: all).
 
         Call it before handing the verifier to a process pool: every worker then starts with the
-        sample counts instead of re-running each reference once. Returns ``{id: error}`` for the
-        problems whose reference run failed (their claims will be ``INVALID``).
+        sample counts. Without it, a worker finds a problem's count on disk (an earlier process's,
+        ``JudgeConfig.reference_cache_dir``) or, the first time it meets the problem, in the judge's
+        own launch. Returns ``{id: error}`` for the problems whose reference run failed (their claims
+        will be ``INVALID``).
         """
         ids = list(self.problems if problem_ids is None else problem_ids)
 
