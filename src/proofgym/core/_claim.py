@@ -7,6 +7,9 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
+# One encoder for every claim: json.dumps with options builds a new encoder per call.
+_CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=repr)
+
 
 @dataclass(frozen=True, slots=True)
 class Claim:
@@ -29,7 +32,7 @@ class Claim:
         body: dict[str, Any] = {"facts": self.facts, "payload": self.payload}
         if include_decision:
             body["decision"] = self.decision
-        return json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=repr)
+        return _CANONICAL.encode(body)
 
     def key(self, *, include_decision: bool = True) -> str:
         """SHA-256 hex digest of :meth:`canonical`."""
