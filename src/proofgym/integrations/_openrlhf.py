@@ -28,7 +28,6 @@ from __future__ import annotations
 import asyncio
 import json
 import math
-import os
 from collections.abc import Mapping
 from contextlib import asynccontextmanager
 from typing import Any
@@ -47,12 +46,9 @@ API_KEY_ENV_VARS = ("PROOFGYM_API_KEY", "ENVIRONMENT_API_KEY")
 
 def reward_api_key(environ: Mapping[str, str] | None = None) -> str | None:
     """The reward server's API key from ``PROOFGYM_API_KEY`` (or ``ENVIRONMENT_API_KEY``), or ``None``."""
-    environ = os.environ if environ is None else environ
-    for name in API_KEY_ENV_VARS:
-        value = environ.get(name, "").strip()
-        if value:
-            return value
-    return None
+    from proofgym.serve import api_key_from_env
+
+    return api_key_from_env(environ, names=API_KEY_ENV_VARS)
 
 
 class RewardRequest(BaseModel):
@@ -145,7 +141,7 @@ def create_reward_app(source: Any, *, api_key: str | None = None, invalid_fill: 
     from fastapi import FastAPI, Request
     from fastapi.responses import JSONResponse
 
-    from proofgym.serve._guard import RequestGuard
+    from proofgym.serve import RequestGuard
 
     if not math.isfinite(invalid_fill):
         raise ValueError(f"invalid_fill must be a finite number, got {invalid_fill}")

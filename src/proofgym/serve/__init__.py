@@ -5,6 +5,7 @@ Imports FastAPI and uvicorn: import this package only where an app is built or s
 
 from proofgym.serve._app import DEFAULT_POLICIES, create_app
 from proofgym.serve._auth import API_KEY_ENV_VARS, api_key_from_env, is_loopback
+from proofgym.serve._guard import RequestGuard
 from proofgym.serve._models import (
     EnvSpec,
     PipelineMetadata,
@@ -28,6 +29,7 @@ __all__ = [
     "PolicyConfig",
     "PolicySpec",
     "RecordConfig",
+    "RequestGuard",
     "RolloutMetrics",
     "RolloutRequest",
     "RolloutResponse",

@@ -11,10 +11,12 @@ from typing import Mapping
 API_KEY_ENV_VARS: tuple[str, ...] = ("ENVIRONMENT_API_KEY", "PROOFGYM_API_KEY", "ENV_API_KEY")
 
 
-def api_key_from_env(environ: Mapping[str, str] | None = None) -> str | None:
-    """The API key from ``ENVIRONMENT_API_KEY`` (or ``PROOFGYM_API_KEY``, ``ENV_API_KEY``), or ``None``."""
+def api_key_from_env(environ: Mapping[str, str] | None = None, *,
+                     names: tuple[str, ...] = API_KEY_ENV_VARS) -> str | None:
+    """The API key from the first non-empty variable of ``names`` (by default ``ENVIRONMENT_API_KEY``,
+    ``PROOFGYM_API_KEY``, ``ENV_API_KEY``), or ``None``."""
     environ = os.environ if environ is None else environ
-    for name in API_KEY_ENV_VARS:
+    for name in names:
         value = environ.get(name, "").strip()
         if value:
             return value
