@@ -24,3 +24,10 @@ def test_import_traces_pulls_in_no_database_or_dataset_library():
             f"print([m for m in {HEAVY + ['sqlalchemy', 'datasets', 'psycopg']!r} if m in sys.modules])")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_import_training_pulls_in_no_model_or_plotting_library():
+    code = ("import sys, proofgym.training;"
+            f"print([m for m in {HEAVY + ['sqlalchemy', 'matplotlib', 'tokenizers']!r} if m in sys.modules])")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"

@@ -36,7 +36,7 @@ def test_quick_demo_runs_every_phase_and_writes_its_outputs(tmp_path):
         assert len(sessions) == run.n_sessions >= 3 * 4 * 8  # every rollout of every step
         session = store.get_session(sessions[0].session_id)
         step = session.steps[0]
-        assert step.observation.startswith("Grant application.") and isinstance(step.action, str)
+        assert step.observation.startswith("Grant application: age ") and isinstance(step.action, str)
         assert step.info["outcome"] in {"certified", "refuted", "format_error", "invalid"}
         assert {"gold", "branch", "components", "advantage"} <= set(step.info)
 

@@ -35,7 +35,7 @@ from proofgym.training._sft import SFTConfig
 
 GOAL = 0.95
 HELDOUT_SEED = 1_000_000  # one held-out set for every training seed, so runs compare
-DEFAULT_STEPS = 250
+DEFAULT_STEPS = 300
 
 
 @dataclass(frozen=True)
@@ -52,7 +52,7 @@ class DemoSettings:
     heldout_rows: int = 1_000
     eval_every: int = 50
     eval_batch_size: int = 250
-    # One thread: results are then bit-identical on any machine, and a busy second core cannot stall it.
+    # One thread: a seed's run does not depend on the core count, and a busy second core cannot stall it.
     threads: int | None = 1
 
     def __post_init__(self) -> None:
@@ -70,8 +70,9 @@ class DemoSettings:
     @classmethod
     def quick(cls) -> DemoSettings:
         """A few steps of everything: shows the whole pipeline works, not that it learns."""
-        return cls(steps=3, sft=SFTConfig(steps=5, batch_size=16), grpo=GRPOConfig(prompts_per_step=4, warmup_steps=1),
-                   train_rows=256, heldout_rows=40, eval_every=2, eval_batch_size=40)
+        return cls(steps=3, sft=SFTConfig(steps=5, batch_size=16),
+                   grpo=GRPOConfig(prompts_per_step=4, warmup_steps=1), train_rows=256, heldout_rows=40,
+                   eval_every=2, eval_batch_size=40)
 
     def grpo_schedule(self) -> GRPOConfig:
         """The GRPO config, with the learning rate decaying over the run's steps when ``lr_decay``."""
@@ -138,10 +139,30 @@ def run_demo(
     """Run the demo into ``out_dir`` (metrics.csv, reward_curve.png, traces.db, summary.json, policy/).
 
     ``steps`` overrides ``settings.steps``. Prints a live table and the before/after table on
-    ``console`` (a ``rich.console.Console``; default: standard output).
+    ``console`` (a ``rich.console.Console``; default: standard output). Torch's thread count is
+    set to ``settings.threads`` for the run and restored afterwards.
     """
     import torch
     from rich.console import Console
+
+    settings = settings or DemoSettings()
+    if steps is not None:
+        settings = dataclasses.replace(settings, steps=steps)
+    if not isinstance(seed, int) or isinstance(seed, bool):
+        raise TypeError(f"seed must be an integer, got {seed!r}")
+    out = Path(out_dir).expanduser()
+    out.mkdir(parents=True, exist_ok=True)
+    threads = torch.get_num_threads()
+    if settings.threads is not None:
+        torch.set_num_threads(settings.threads)
+    try:
+        return _run(out, seed, settings, cache_dir, console or Console())
+    finally:
+        torch.set_num_threads(threads)
+
+
+def _run(out: Path, seed: int, settings: DemoSettings, cache_dir: str | Path | None, console: Any) -> DemoResult:
+    import torch
 
     from proofgym.training._curriculum import BranchCurriculum
     from proofgym.training._grpo import CompactGRPO
@@ -149,18 +170,8 @@ def run_demo(
     from proofgym.training._sft import sft_warmup
     from proofgym.training._tiny import build_tiny_model, quiet_transformers
 
-    settings = settings or DemoSettings()
-    if steps is not None:
-        settings = dataclasses.replace(settings, steps=steps)
-    if not isinstance(seed, int) or isinstance(seed, bool):
-        raise TypeError(f"seed must be an integer, got {seed!r}")
-    console = console or Console()
-    out = Path(out_dir).expanduser()
-    out.mkdir(parents=True, exist_ok=True)
     timings: dict[str, float] = {}
     started = time.perf_counter()
-    if settings.threads is not None:
-        torch.set_num_threads(settings.threads)
     random.seed(seed)
     torch.manual_seed(seed)
 
@@ -190,7 +201,8 @@ def run_demo(
             sft_warmup(model, tokenizer, _random_decision_example(pool), config=settings.sft, seed=seed)
         with _phase(timings, "eval_s"):
             warmed_up = evaluate()
-        console.print(f"after warm-up: held-out accuracy {warmed_up.accuracy:.1%} (chance), answers in format "
+        console.print(f"after warm-up: held-out accuracy {warmed_up.accuracy:.1%} (decisions not learned yet), "
+                      f"answers in format "
                       f"{warmed_up.format_ok_share:.1%}, certified {warmed_up.certified_share:.1%}")
 
         curriculum = BranchCurriculum(train, seed=seed, key="cell", mix=settings.curriculum_mix,

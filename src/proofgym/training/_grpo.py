@@ -104,7 +104,8 @@ class GRPOConfig:
     ``dynamic_sampling`` drops groups whose rewards have no spread and draws more prompts (at most
     ``max_sampling_rounds`` generations per step) until ``prompts_per_step`` groups with signal are
     found. The learning rate warms up linearly over ``warmup_steps``, then, when ``decay_steps`` is
-    set, falls linearly to ``min_lr_ratio`` times its peak at step ``decay_steps`` and stays there.
+    set, falls linearly to ``min_lr_ratio`` times its peak at step ``decay_steps`` and stays there
+    (the schedule counts the steps that trained; a step with no group to train on does not move it).
     """
 
     prompts_per_step: int = 16
