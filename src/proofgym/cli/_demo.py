@@ -9,6 +9,8 @@ from typing import Optional
 import typer
 from rich.console import Console
 
+from proofgym.training._demo import DEFAULT_STEPS
+
 console = Console()
 errors = Console(stderr=True)
 
@@ -16,19 +18,20 @@ errors = Console(stderr=True)
 def demo_command(
     out: Path = typer.Option(Path("runs/demo"), "--out", help="Output folder (metrics, curve, traces, policy)."),
     seed: int = typer.Option(0, "--seed", help="Seed of the model's weights, the training rows and sampling."),
-    steps: Optional[int] = typer.Option(None, "--steps", min=1, help="GRPO steps (default: the demo's "
-                                                                       "tested count)."),
+    steps: Optional[int] = typer.Option(None, "--steps", min=1, help=f"GRPO steps (default {DEFAULT_STEPS}, "
+                                                                       "the tested count)."),
     quick: bool = typer.Option(False, "--quick", help="A few steps of every phase: checks the pipeline, "
                                                       "does not learn."),
     cache_dir: Optional[Path] = typer.Option(None, "--cache-dir", help="Where the tiny model is built once "
                                                                        "(default ~/.cache/proofgym)."),
     threads: Optional[int] = typer.Option(None, "--threads", min=1, help="CPU threads for torch (default 1: "
-                                                                         "the same result on any machine)."),
+                                                                         "a seed's run is then the same on any "
+                                                                         "core count)."),
 ) -> None:
     """Build a tiny model locally and train it by GRPO against the embedded rule kernel.
 
-    Prints held-out decision accuracy per rule branch before and after, and PASSED when every
-    branch reaches 95 % (NOT REACHED otherwise; the exit status is 0 either way).
+    Prints held-out decision accuracy per rule branch before and after, and PASSED when every branch reaches 95 %
+    (NOT REACHED otherwise; the exit status is 0 either way).
     """
     try:
         from proofgym.training import DemoSettings, run_demo

@@ -64,7 +64,7 @@ DEMO_RUN_CONFIG: dict[str, Any] = {
 
 def demo_run_config() -> RunConfig:
     """The demo's reward path: JSON decision block with required facts -> embedded kernel -> shaper."""
-    return parse_run_config(json.loads(json.dumps(DEMO_RUN_CONFIG)), source="<demo run config>")
+    return parse_run_config(json.loads(json.dumps(DEMO_RUN_CONFIG)))
 
 
 def demo_prompt(record: Record) -> str:
