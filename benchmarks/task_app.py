@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
 import re
 import statistics
@@ -47,7 +48,7 @@ import time
 import uuid
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import httpx
 
@@ -96,8 +97,6 @@ class App:
     """``proofgym serve`` in a subprocess (``workers`` processes), on a free port, with a fresh trace store."""
 
     def __init__(self, env_name: str, config: dict[str, Any], folder: Path, workers: int) -> None:
-        import json
-
         environ = {**os.environ, "ENVIRONMENT_API_KEY": "bench"}
         command = [sys.executable, "-c", "from proofgym.cli import main; main()", "serve", env_name, "--port", "0",
                    "--traces", str(folder / f"{uuid.uuid4().hex}.db"), "--max-concurrency", "64",
@@ -125,41 +124,123 @@ class App:
                 raise RuntimeError("the task app did not become healthy")
             time.sleep(0.1)
 
+    def cpu_seconds(self) -> float:
+        """CPU seconds (user + system) used so far by the app's processes: the server and its workers."""
+        return sum(_cpu_seconds(pid) for pid in _process_tree(self.process.pid))
+
     def close(self) -> None:
         self.process.terminate()
         self.process.wait(timeout=60)
 
 
-async def load(url: str, scenario: dict[str, Any], concurrency: int, rollouts: int,
-               paired: list[float] | None = None) -> tuple[float, list[float]]:
-    """Send ``rollouts`` rollouts, ``concurrency`` at a time: (wall seconds, per-request latencies).
+_TICKS = os.sysconf("SC_CLK_TCK")
+
+
+def _stat(pid: int) -> list[str] | None:
+    try:
+        text = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    return text[text.rindex(")") + 2:].split()  # the fields after the command name
+
+
+def _process_tree(root: int) -> list[int]:
+    parents = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            fields = _stat(int(entry))
+            if fields is not None:
+                parents[int(entry)] = int(fields[1])
+    tree, frontier = [root], [root]
+    while frontier:
+        frontier = [pid for pid, parent in parents.items() if parent in frontier]
+        tree += frontier
+    return tree
+
+
+def _cpu_seconds(pid: int) -> float:
+    fields = _stat(pid)
+    return 0.0 if fields is None else (int(fields[11]) + int(fields[12])) / _TICKS  # utime, stime
+
+
+class Connection:
+    """A lean HTTP/1.1 keep-alive client (asyncio streams): the load generator shares the machine with
+    the app, so it should cost as little of it as it can (httpx costs about 1 ms of CPU per request).
+    ``--client httpx`` measures with httpx instead."""
+
+    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, host: str) -> None:
+        self.reader, self.writer, self.host = reader, writer, host
+
+    @classmethod
+    async def open(cls, url: str) -> Connection:
+        parts = httpx.URL(url)
+        reader, writer = await asyncio.open_connection(parts.host, parts.port)
+        return cls(reader, writer, f"{parts.host}:{parts.port}")
+
+    async def post(self, path: str, body: bytes) -> tuple[int, bytes]:
+        self.writer.write(b"POST %s HTTP/1.1\r\nHost: %s\r\nX-API-Key: bench\r\nContent-Type: application/json\r\n"
+                          b"Content-Length: %d\r\n\r\n%s" % (path.encode(), self.host.encode(), len(body), body))
+        head = await self.reader.readuntil(b"\r\n\r\n")
+        lines = head.split(b"\r\n")
+        status = int(lines[0].split()[1])
+        length = next(int(line.split(b":", 1)[1]) for line in lines[1:] if line.lower().startswith(b"content-length:"))
+        return status, await self.reader.readexactly(length)
+
+    def close(self) -> None:
+        self.writer.close()
+
+
+async def load(url: str, scenario: dict[str, Any], concurrency: int, rollouts: int, cpu: Callable[[], float],
+               client: str = "lean", paired: list[float] | None = None) -> tuple[float, list[float], float]:
+    """Send ``rollouts`` rollouts, ``concurrency`` at a time: (wall seconds, per-request latencies, CPU
+    seconds the app used meanwhile, by ``cpu()``).
 
     With ``paired`` (concurrency 1), the environment's own time for each seed is measured in-process
     just before its request and appended there, so both see the same machine (disk, load).
     """
-    bodies = [{"run_id": "bench", "env": {"seed": seed},
-               "policy": {"policy_name": "scripted", "config": {"actions": scenario["actions"](seed)}}}
-              for seed in range(rollouts)]
+    bodies = [json.dumps({"run_id": "bench", "env": {"seed": seed},
+                          "policy": {"policy_name": "scripted", "config": {"actions": scenario["actions"](seed)}}}
+                         ).encode() for seed in range(rollouts)]
     latencies: list[float] = []
     queue = list(reversed(bodies))
     limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
-    async with httpx.AsyncClient(base_url=url, headers={"X-API-Key": "bench"}, timeout=300, limits=limits) as client:
-        await client.post("/rollout", json=bodies[0])  # warm: imports, first env, first run row
+    async with httpx.AsyncClient(base_url=url, headers={"X-API-Key": "bench", "Content-Type": "application/json"},
+                                 timeout=300, limits=limits) as pool:
 
-        async def worker() -> None:
+        async def send_httpx(body: bytes) -> tuple[int, bytes]:
+            response = await pool.post("/rollout", content=body)
+            return response.status_code, response.content
+
+        connections = ([await Connection.open(url) for _ in range(concurrency)] if client == "lean"
+                       else [None] * concurrency)
+
+        def sender(connection: Connection | None) -> Any:
+            return send_httpx if connection is None else (lambda body: connection.post("/rollout", body))
+
+        async def worker(connection: Connection | None) -> None:
+            send = sender(connection)
             while queue:
                 body = queue.pop()
                 if paired is not None:
-                    paired.append(env_seconds(scenario, body["env"]["seed"]))
+                    paired.append(env_seconds(scenario, json.loads(body)["env"]["seed"]))
                 started = time.perf_counter()
-                response = await client.post("/rollout", json=body)
+                status, content = await send(body)
                 latencies.append(time.perf_counter() - started)
-                if response.status_code != 200 or response.json()["status"] != "ok":
-                    raise RuntimeError(f"rollout failed: {response.status_code} {response.text[:300]}")
+                if status != 200 or json.loads(content)["status"] != "ok":
+                    raise RuntimeError(f"rollout failed: {status} {content[:300]!r}")
 
-        started = time.perf_counter()
-        await asyncio.gather(*(worker() for _ in range(concurrency)))
-        return time.perf_counter() - started, latencies
+        try:
+            for connection in connections:  # warm: imports, the first env, the run's row, each connection
+                await sender(connection)(bodies[0])
+            cpu_before = cpu()
+            started = time.perf_counter()
+            await asyncio.gather(*(worker(connection) for connection in connections))
+            wall = time.perf_counter() - started
+            return wall, latencies, cpu() - cpu_before
+        finally:
+            for connection in connections:
+                if connection is not None:
+                    connection.close()
 
 
 def store_rate(sessions: list[SessionTrace], runs: int, folder: Path) -> tuple[float, float, int]:
@@ -201,12 +282,15 @@ def main() -> None:
     parser.add_argument("--store-sessions", type=int, default=512)
     parser.add_argument("--workers", type=int, default=os.cpu_count() or 1,
                         help="also measure an app of this many worker processes (default: the core count)")
+    parser.add_argument("--client", choices=["lean", "httpx"], default="lean",
+                        help="the load generator's HTTP client (default: a lean keep-alive client)")
+    parser.add_argument("--scenario", choices=["grant", "verilog"], nargs="+", default=["grant", "verilog"])
     args = parser.parse_args()
     cores = os.cpu_count() or 1
-    print(f"task app benchmark: {cores} cores, {args.runs} runs per row, medians; server and client share the "
-          "machine")
+    print(f"task app benchmark: {cores} cores, {args.runs} runs per row, medians; {args.client} client on the "
+          "same machine")
     header = (f"{'scenario':<20} {'workers':>7} {'conc':>4} {'rollouts/s':>10} {'steps/s':>9} {'p50 ms':>8} "
-              f"{'env ms':>7} {'overhead/step':>13} {'scaling':>13}")
+              f"{'env ms':>7} {'overhead/step':>13} {'app CPU ms':>10} {'scaling':>13}")
     print(header)
     print("-" * len(header))
     setups = [(1, c) for c in args.concurrency]
@@ -215,6 +299,8 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as folder:
         folder_path = Path(folder)
         for name, scenario in scenarios(args.steps).items():
+            if name.split()[0] not in args.scenario:
+                continue
             steps = len(scenario["actions"](0))
             baseline = env_time(scenario, range(32))
             first = None
@@ -223,12 +309,14 @@ def main() -> None:
                 try:
                     for concurrency in [c for w, c in setups if w == workers]:
                         rollouts = max(args.rollouts, 2 * concurrency)
-                        walls, p50s, overheads, envs = [], [], [], []
+                        walls, p50s, overheads, envs, cpus = [], [], [], [], []
                         for _ in range(args.runs):
                             paired: list[float] | None = [] if concurrency == 1 else None
-                            wall, latencies = asyncio.run(load(app.url, scenario, concurrency, rollouts, paired))
+                            wall, latencies, cpu = asyncio.run(load(app.url, scenario, concurrency, rollouts,
+                                                                    app.cpu_seconds, args.client, paired))
                             walls.append(wall)
                             p50s.append(statistics.median(latencies))
+                            cpus.append(cpu / rollouts)
                             if paired is not None:
                                 # The wall clock of the loop includes the paired environment runs.
                                 walls[-1] -= sum(paired)
@@ -242,14 +330,16 @@ def main() -> None:
                         ideal = min(concurrency, cores)
                         print(f"{name:<20} {workers:>7} {concurrency:>4} {throughput:>10.1f} "
                               f"{throughput * steps:>9.0f} {p50 * 1e3:>8.2f} {env_ms:>7.2f} "
-                              f"{overhead * 1e3:>10.2f} ms {throughput / first:>7.2f}x / {ideal}x")
+                              f"{overhead * 1e3:>10.2f} ms {statistics.median(cpus) * 1e3:>10.2f} "
+                              f"{throughput / first:>7.2f}x / {ideal}x")
                 finally:
                     app.close()
-        verilog = list(scenarios(args.steps).values())[1]
-        sessions = recorded_sessions(verilog, args.store_sessions)
-        per_s, events_per_s, events = store_rate(sessions, args.runs, folder_path)
-        print(f"\ntrace store (SQLite, TraceWriter batches): {len(sessions)} sessions, {events} events: "
-              f"{per_s:,.0f} sessions/s, {events_per_s:,.0f} events/s")
+        if "verilog" in args.scenario:
+            verilog = list(scenarios(args.steps).values())[1]
+            sessions = recorded_sessions(verilog, args.store_sessions)
+            per_s, events_per_s, events = store_rate(sessions, args.runs, folder_path)
+            print(f"\ntrace store (SQLite, TraceWriter batches): {len(sessions)} sessions, {events} events: "
+                  f"{per_s:,.0f} sessions/s, {events_per_s:,.0f} events/s")
     print("goal: overhead under 2 ms per step at p50 (concurrency 1); scaling near min(concurrency, cores)")
 
 

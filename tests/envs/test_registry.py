@@ -38,3 +38,25 @@ def test_importing_envs_does_not_import_the_verilog_package():
     code = "import sys, proofgym.envs; print('proofgym.verilog' in sys.modules)"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "False"
+
+
+def test_quick_to_make_asks_the_factory_and_assumes_blocking_otherwise(registered):
+    from proofgym.envs import quick_to_make
+    from proofgym.envs._registry import _FACTORIES
+
+    class Quick:
+        def __call__(self, **config):
+            return CounterEnv(**config)
+
+        def builds_quickly(self, **config):
+            return config.get("max_turns") == 2
+
+    register_env("counter-quick-test", Quick())
+    try:
+        assert quick_to_make("counter-quick-test", max_turns=2)
+        assert not quick_to_make("counter-quick-test", max_turns=3)
+        assert not quick_to_make("counter-test")  # no builds_quickly: building may block
+        assert not quick_to_make("counter-lazy-test")  # not imported yet
+        assert not quick_to_make("nope")
+    finally:
+        _FACTORIES.pop("counter-quick-test")

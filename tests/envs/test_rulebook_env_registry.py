@@ -77,3 +77,18 @@ def test_a_user_domain_can_be_registered_under_another_name():
             assert env.domain.name == "loan" and env.config.chat is False
     finally:
         _FACTORIES.pop("loan-copy-test")
+
+
+def test_the_default_reward_path_builds_quickly_once_built_and_never_blocks(tmp_path):
+    from proofgym.envs import quick_to_make
+    from proofgym.envs._rulebook_factory import RulebookEnvFactory
+
+    factory = RulebookEnvFactory("loan")
+    assert not factory.builds_quickly()  # the first build loads and compiles the rulebook
+    with factory(max_turns=2) as env:
+        assert env.blocking is False  # checked by the in-process rule kernel: its calls may run on a loop
+    assert factory.builds_quickly() and factory.builds_quickly(chat=False)
+    assert not factory.builds_quickly(run_config=str(tmp_path / "run.yaml"))  # a file is read on each build
+    with make("grant_eligibility"):
+        pass
+    assert quick_to_make("grant_eligibility")

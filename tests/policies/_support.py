@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import asyncio
-import functools
 from typing import Any
 
-import pytest
+from _judge import requires_judge  # noqa: F401  (the one check, re-exported)
 
 from proofgym.policies import OpenAIChatPolicy, PolicyRequest
 
@@ -52,20 +51,3 @@ def fast_policy(server, path: str = "/v1", **options: Any) -> OpenAIChatPolicy:
     settings = {"backoff_base_s": 0.01, "backoff_max_s": 0.05, "timeout_s": 5.0}
     settings.update(options)
     return OpenAIChatPolicy("Qwen/Qwen3-0.6B", f"{server.base_url}{path}", **settings)
-
-
-@functools.lru_cache(maxsize=1)
-def judge_problem() -> str | None:
-    """Why the Verilog judge cannot run here, or ``None`` when it can."""
-    from proofgym.verilog import Sandbox, SandboxUnavailable, detect_toolchain
-
-    if not detect_toolchain().can_simulate:
-        return "Icarus Verilog is not installed (apt-get install -y iverilog bubblewrap)"
-    try:
-        Sandbox().sandboxed
-    except SandboxUnavailable as exc:
-        return str(exc)
-    return None
-
-
-requires_judge = pytest.mark.skipif(judge_problem() is not None, reason=str(judge_problem()))

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import asyncio
-import functools
 import threading
 import time
 from typing import Any, ClassVar
 
-import pytest
+from _judge import requires_judge  # noqa: F401  (the one check, re-exported)
 
 from proofgym.envs import Observation, Tool, ToolCall, ToolEnv, ToolResult
 from proofgym.policies import PolicyReply, PolicyRequest
@@ -81,20 +80,3 @@ def call(action: Any, content: str = "") -> PolicyReply:
 async def sleep_forever(request: PolicyRequest) -> PolicyReply:
     await asyncio.sleep(3600)
     raise AssertionError("unreachable")
-
-
-@functools.lru_cache(maxsize=1)
-def judge_problem() -> str | None:
-    """Why the Verilog judge cannot run here, or ``None`` when it can."""
-    from proofgym.verilog import Sandbox, SandboxUnavailable, detect_toolchain
-
-    if not detect_toolchain().can_simulate:
-        return "Icarus Verilog is not installed (apt-get install -y iverilog bubblewrap)"
-    try:
-        Sandbox().sandboxed
-    except SandboxUnavailable as exc:
-        return str(exc)
-    return None
-
-
-requires_judge = pytest.mark.skipif(judge_problem() is not None, reason=str(judge_problem()))

@@ -1,5 +1,7 @@
 import asyncio
 import contextlib
+import os
+import signal
 
 import httpx
 
@@ -105,3 +107,94 @@ def test_a_queued_rollout_never_starts_once_the_app_drains():
 
     first, (queued,), started = asyncio.run(main())
     assert first == "first" and isinstance(queued, Draining) and started == ["first"]
+
+
+def test_a_signal_drains_the_app_before_the_servers_own_handler_gets_it(traces_path):
+    """``drain_on_signal``: the first SIGTERM drains (503s, /health draining) and only then reaches the handler
+    installed before (uvicorn's, in a real server); a later one reaches it at once; shutdown puts it back."""
+    app = create_app("grant_eligibility", api_key=None, store=traces_path, grace_s=3.0, drain_on_signal=True)
+    controller = app.state.controller
+    handed_on = []
+
+    def server_handler(sig, frame):
+        handed_on.append((sig, controller.draining, controller.running))
+
+    async def main():
+        with ScriptedModelServer(ANSWER, delay_s=0.5) as model:
+            async with running(app) as client:
+                call = asyncio.create_task(client.post("/rollout", json=openai_body(model)))
+                await asyncio.sleep(0.2)
+                os.kill(os.getpid(), signal.SIGTERM)
+                await asyncio.sleep(0.1)
+                during = handed_on[:], await client.get("/health"), await client.post("/rollout", json=rollout_body())
+                response = await call
+                await asyncio.sleep(0.05)
+                after_drain = handed_on[:]
+                os.kill(os.getpid(), signal.SIGTERM)
+                await asyncio.sleep(0.05)
+                return during, response, after_drain, handed_on[:]
+
+    previous = signal.signal(signal.SIGTERM, server_handler)
+    try:
+        (handed_on_during, health, late), response, after_drain, after_second = asyncio.run(main())
+        assert signal.getsignal(signal.SIGTERM) is server_handler  # put back at shutdown
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    assert handed_on_during == []
+    assert health.status_code == 503 and health.json()["draining"] is True
+    assert late.status_code == 503 and late.headers["Retry-After"] == "1"
+    assert response.status_code == 200 and response.json()["status"] == "ok"
+    assert after_drain == [(signal.SIGTERM, True, 0)]
+    assert after_second == [(signal.SIGTERM, True, 0)] * 2
+
+
+def test_a_second_signal_during_the_drain_reaches_the_server_at_once_after_the_first(traces_path):
+    app = create_app("grant_eligibility", api_key=None, store=traces_path, grace_s=0.5, drain_on_signal=True)
+    controller = app.state.controller
+    handed_on = []
+
+    def server_handler(sig, frame):
+        handed_on.append((sig, controller.running))
+
+    async def main():
+        with ScriptedModelServer(ANSWER, delay_s=30) as stuck:
+            async with running(app) as client:
+                call = asyncio.create_task(client.post("/rollout", json=openai_body(stuck)))
+                await asyncio.sleep(0.2)
+                os.kill(os.getpid(), signal.SIGINT)
+                await asyncio.sleep(0.05)
+                os.kill(os.getpid(), signal.SIGINT)
+                await asyncio.sleep(0.05)
+                during = handed_on[:]
+                return during, await call
+
+    previous = signal.signal(signal.SIGINT, server_handler)
+    try:
+        during, response = asyncio.run(main())
+        assert signal.getsignal(signal.SIGINT) is server_handler
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    assert during == [(signal.SIGINT, 1), (signal.SIGINT, 1)]  # both, while the rollout still runs
+    assert handed_on == during  # the drain does not hand the first one on again
+    assert response.status_code == 503  # cancelled by the drain after grace_s
+
+
+def test_no_signal_handlers_without_drain_on_signal_or_a_python_handler(traces_path):
+    seen = []
+
+    async def main(app):
+        async with running(app):
+            seen.append(signal.getsignal(signal.SIGTERM))
+
+    def server_handler(sig, frame):
+        pass
+
+    previous = signal.signal(signal.SIGTERM, server_handler)
+    try:
+        asyncio.run(main(create_app("grant_eligibility", api_key=None, store=traces_path)))
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        asyncio.run(main(create_app("grant_eligibility", api_key=None, store=traces_path, drain_on_signal=True)))
+        assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    assert seen == [server_handler, signal.SIG_DFL]

@@ -23,3 +23,17 @@ def test_an_invalid_app_config_is_refused_when_the_app_is_built(tmp_path):
         create_app("chess", store=tmp_path / "t.db")
     with pytest.raises(ValueError, match="unknown policy"):
         create_app("loan", policies=["gpt"], store=tmp_path / "t.db")
+
+
+def test_problems_become_one_422_entry_each_under_the_prefix():
+    error = RequestError.from_problems(("env", "config"), [
+        {"loc": ("max_turns",), "msg": "too small", "input": -1, "type": "greater_than_equal"},
+        {"loc": ("judge", "timeout_s"), "msg": "negative", "input": -2}])
+    assert error.loc == ("env", "config", "max_turns") and error.message == "too small" and error.value == -1
+    assert error.details() == [
+        {"type": "greater_than_equal", "loc": ["body", "env", "config", "max_turns"], "msg": "too small", "input": -1},
+        {"type": "value_error", "loc": ["body", "env", "config", "judge", "timeout_s"], "msg": "negative",
+         "input": -2}]
+    empty = RequestError.from_problems(("env", "config"), [], "no details")
+    assert empty.details() == [{"type": "value_error", "loc": ["body", "env", "config"], "msg": "no details",
+                                "input": None}]

@@ -69,13 +69,24 @@ def test_repeating_the_apps_own_env_config_is_fine(make_client):
     assert make_client(env_config={"seed_offset": 5}).post("/rollout", json=body).status_code == 200
 
 
-@pytest.mark.parametrize("config, key", [({"max_turns": 0}, "max_turns"), ({"chatt": True}, "chatt")])
-def test_an_invalid_allowed_env_config_is_named(make_client, config, key):
+@pytest.mark.parametrize("config, key, kind", [({"max_turns": -1}, "max_turns", "greater_than_equal"),
+                                               ({"max_turns": 0}, "max_turns", "greater_than_equal"),
+                                               ({"bogus": 1}, "bogus", "extra_forbidden"),
+                                               ({"chatt": True}, "chatt", "extra_forbidden")])
+def test_an_invalid_allowed_env_config_is_named_by_path(make_client, config, key, kind):
     body = rollout_body()
     body["env"]["config"] = config
     response = make_client(env_overrides=["*"]).post("/rollout", json=body)
-    assert detail_locs(response) == [("body", "env", "config")]  # the environment reports the key in words
-    assert key in response.json()["detail"][0]["msg"]
+    assert detail_locs(response) == [("body", "env", "config", key)]
+    [detail] = response.json()["detail"]
+    assert detail["type"] == kind and detail["input"] == config[key] and detail["msg"]
+
+
+def test_every_invalid_rulebook_env_config_key_is_named(make_client):
+    body = rollout_body()
+    body["env"]["config"] = {"max_turns": -1, "bogus": 1}
+    response = make_client(env_overrides=["*"]).post("/rollout", json=body)
+    assert set(detail_locs(response)) == {("body", "env", "config", "max_turns"), ("body", "env", "config", "bogus")}
 
 
 def test_an_invalid_verilog_env_config_is_named_by_path(make_client):

@@ -184,3 +184,69 @@ def test_sigterm_drains_running_rollouts_and_refuses_new_ones(tmp_path):
     with TraceStore(traces, create=False) as store:
         assert sorted(s.status for s in store.list_sessions()) == ["cancelled", "ok", "ok"]
         assert store.list_runs()[0].status == "error"
+
+
+def test_sigterm_drains_every_worker_of_a_multi_worker_app(tmp_path):
+    """SIGTERM to the supervisor of ``--workers 2``: each worker keeps answering while it drains (503 for new
+    rollouts, /health draining), lets quick rollouts finish, cancels and records stuck ones, then closes."""
+    from ._support import ScriptedModelServer
+
+    traces = tmp_path / "traces.db"
+    answer = [{"tool": "answer", "args": {"completion": "<decision>{}</decision>"}}]
+    with ScriptedModelServer(answer, delay_s=1.0) as quick, ScriptedModelServer(answer, delay_s=30) as stuck, \
+            TaskAppProcess("grant_eligibility", "--workers", "2", "--grace-s", "3", traces=traces) as app:
+
+        def body(model, seed):
+            return rollout_body(seed, policy_name="openai", policy_config={"model": "m", "inference_url": model.url,
+                                                                           "max_retries": 0})
+
+        async def probe(method, path, **kwargs):
+            # A fresh connection each time, so the probes reach whichever worker still listens.
+            async with httpx.AsyncClient(base_url=app.url, headers=app.headers, timeout=5) as client:
+                try:
+                    return await client.request(method, path, **kwargs)
+                except httpx.TransportError:  # the worker closed its socket between accept and answer
+                    return None
+
+        async def main():
+            # Both workers listen (the port answers once the first does), so both take the signal as apps.
+            deadline = asyncio.get_running_loop().time() + 30
+            while "".join(app.log).count("Application startup complete") < 2:
+                assert asyncio.get_running_loop().time() < deadline, "".join(app.log)
+                await asyncio.sleep(0.05)
+            async with app.async_client() as client:
+                running = [asyncio.create_task(client.post("/rollout", json=body(quick, seed))) for seed in range(4)]
+                running += [asyncio.create_task(client.post("/rollout", json=body(stuck, seed)))
+                            for seed in range(10, 14)]
+                await asyncio.sleep(0.3)
+                app.process.send_signal(15)
+                healths = []
+                deadline = asyncio.get_running_loop().time() + 3
+                while asyncio.get_running_loop().time() < deadline:
+                    health = await probe("GET", "/health")
+                    healths.append(health)
+                    if health is not None and health.status_code == 503:
+                        break
+                    await asyncio.sleep(0.02)
+                await asyncio.sleep(0.1)  # the supervisor signals both workers at once
+                late = [await probe("POST", "/rollout", json=rollout_body(seed)) for seed in range(20, 24)]
+                return await asyncio.gather(*running), healths, late
+
+        responses, healths, late = asyncio.run(main())
+        app.process.wait(timeout=30)
+    draining = [h for h in healths if h is not None and h.status_code == 503]
+    assert draining and draining[-1].json()["draining"] is True, [h and h.status_code for h in healths]
+    late_codes = [r.status_code if r is not None else None for r in late]
+    assert 503 in late_codes and set(late_codes) <= {503, None}, late_codes
+    assert all(r.headers["Retry-After"] == "1" for r in late if r is not None)
+    assert [r.status_code for r in responses[:4]] == [200] * 4
+    assert all(r.json()["status"] == "ok" for r in responses[:4])
+    assert [r.status_code for r in responses[4:]] == [503] * 4
+    assert "".join(app.log).count("Application shutdown complete") == 2
+    with sqlite3.connect(traces) as db:
+        assert db.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+    with TraceStore(traces, create=False) as store:
+        sessions = store.list_sessions()
+    assert sorted((s.seed, s.status) for s in sessions) == [(seed, "ok") for seed in range(4)] + \
+        [(seed, "cancelled") for seed in range(10, 14)]
+    assert all(s.ended_at is not None for s in sessions)

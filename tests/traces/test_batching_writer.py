@@ -145,3 +145,30 @@ def test_writer_settings_are_validated(store, kwargs):
 def test_only_sessions_can_be_submitted(store):
     with TraceWriter(store) as writer, pytest.raises(TypeError, match="takes a SessionTrace"):
         writer.submit({"session_id": "x"})
+
+
+def test_each_submit_returns_a_future_settled_by_its_own_commit(store):
+    with TraceWriter(store, max_delay_s=0) as writer:
+        first = writer.submit(make_session(0))
+        assert first.result(timeout=10) is None
+        assert store.get_session("s000000") is not None  # committed when the future settles
+        assert not first.cancel()  # a queued session is written whatever its waiter does
+        again = writer.submit(make_session(0))
+        with pytest.raises(DuplicateSessionError):
+            again.result(timeout=10)
+        bad = make_session(1)
+        bad.steps[0].reward = math.nan
+        with pytest.raises(TraceValidationError):
+            writer.submit(bad).result(timeout=0)
+        with pytest.raises(TraceWriteError) as failed:  # still raised by flush as well
+            writer.flush()
+        assert sorted(failed.value.session_ids) == ["s000000", "s000001"]
+
+
+def test_without_kept_failures_only_the_futures_report_them(store):
+    with TraceWriter(store, max_delay_s=0, keep_failures=False) as writer:
+        writer.submit(make_session(0)).result(timeout=10)
+        duplicate = writer.submit(make_session(0))
+        with pytest.raises(DuplicateSessionError):
+            duplicate.result(timeout=10)
+        writer.flush()  # nothing kept to raise

@@ -2,30 +2,18 @@
 
 from __future__ import annotations
 
-import functools
 import re
 from pathlib import Path
 
 import pytest
+from _judge import requires_judge  # noqa: F401  (the one check, re-exported)
 
-from proofgym.verilog import JudgeConfig, Problem, Sandbox, SandboxUnavailable, detect_toolchain, interface
+from proofgym.verilog import JudgeConfig, Problem, interface
 
 DATASET = Path(__file__).resolve().parents[2] / ".." / "shared" / "datasets" / "verilog-eval-v2"
 SPEC_TO_RTL = DATASET / "dataset_spec-to-rtl"
 
 
-@functools.lru_cache(maxsize=1)
-def _sandbox_problem() -> str | None:
-    if not detect_toolchain().can_simulate:
-        return "Icarus Verilog is not installed (apt-get install -y iverilog bubblewrap)"
-    try:
-        Sandbox().sandboxed
-    except SandboxUnavailable as exc:
-        return str(exc)
-    return None
-
-
-requires_judge = pytest.mark.skipif(_sandbox_problem() is not None, reason=str(_sandbox_problem()))
 requires_dataset = pytest.mark.skipif(not SPEC_TO_RTL.is_dir(), reason=f"VerilogEval v2 not found at {DATASET}")
 
 # Small limits keep the hang and bomb tests short; everything else is the default.

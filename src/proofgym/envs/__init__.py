@@ -8,7 +8,7 @@ are imported on first use, so that importing this package loads no domain.
 from typing import Any
 
 from proofgym.envs._core import Environment, Observation, StepResult
-from proofgym.envs._registry import env_names, make, register_env
+from proofgym.envs._registry import env_names, make, quick_to_make, register_env
 from proofgym.envs._rulebook_factory import SHIPPED_RULEBOOK_DOMAINS, register_rulebook_env
 from proofgym.envs._tool_env import ToolEnv, ToolResult
 from proofgym.envs._tools import Tool, ToolCall
@@ -41,6 +41,7 @@ __all__ = [
     "default_run_config",
     "env_names",
     "make",
+    "quick_to_make",
     "register_env",
     "register_rulebook_env",
 ]

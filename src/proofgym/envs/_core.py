@@ -64,6 +64,11 @@ class Environment(Protocol):
     the agent sent: a malformed call becomes an error observation with ``info["error"]``.
     ``close()`` releases everything the instance holds; it is idempotent, and the environment is a
     context manager that closes on exit.
+
+    An environment may also set ``blocking = False`` when ``reset``, ``step`` and ``close`` are short
+    CPU work that never waits (no I/O, subprocesses or remote calls): a rollout loop may then call
+    them on its event loop instead of handing each call to a worker thread. Without it, calls are
+    assumed to block.
     """
 
     @property

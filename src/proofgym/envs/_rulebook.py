@@ -25,6 +25,8 @@ from proofgym.envs._core import Observation, StepResult
 from proofgym.envs._tool_env import ToolEnv, ToolResult
 from proofgym.envs._tools import MAX_ACTION_CHARS, Tool, ToolCall
 from proofgym.rewards import RewardFunction
+from proofgym.runtime import InProcessExecutor
+from proofgym.verifiers import RulebookVerifier
 
 ANSWER_TOOL = Tool(
     "answer",
@@ -114,6 +116,14 @@ class RulebookEnv(ToolEnv):
     """
 
     accepts_text = True
+
+    @property
+    def blocking(self) -> bool:
+        """``False`` when answers are checked by the in-process rule kernel (short CPU work, no waiting),
+        so a rollout loop may run this environment's calls on its event loop."""
+        runtime = self.reward_function.runtime
+        return not (isinstance(runtime.verifier, RulebookVerifier) and isinstance(runtime.executor, InProcessExecutor)
+                    and runtime.persistent_cache is None)
 
     def __init__(self, domain: str | Domain, *, config: RulebookEnvConfig | None = None,
                  reward_function: RewardFunction | None = None) -> None:
@@ -289,6 +299,7 @@ def make_rulebook_env(domain: str, *, reward_function: RewardFunction | None = N
     except ValidationError as exc:
         problems = "; ".join(describe_validation_error(error) for error in exc.errors())
         raise ConfigError(f"environment {domain!r}: invalid config: {problems} "
-                          f"(the keys are {sorted(RulebookEnvConfig.model_fields)})") from None
+                          f"(the keys are {sorted(RulebookEnvConfig.model_fields)})",
+                          problems=exc.errors(include_url=False, include_context=False)) from None
     return RulebookEnv(domain, config=validated, reward_function=reward_function)
 

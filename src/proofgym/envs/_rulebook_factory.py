@@ -16,11 +16,20 @@ class RulebookEnvFactory:
 
     def __init__(self, domain: str) -> None:
         self.domain = domain
+        self._default_built = False
 
     def __call__(self, **config: Any) -> Environment:
         from proofgym.envs._rulebook import make_rulebook_env
 
-        return make_rulebook_env(self.domain, **config)
+        env = make_rulebook_env(self.domain, **config)
+        if config.get("run_config") is None and "reward_function" not in config:
+            self._default_built = True
+        return env
+
+    def builds_quickly(self, **config: Any) -> bool:
+        """True for the domain's default reward path once a build has loaded and compiled it (a build
+        then reuses it). A ``run_config`` file is read (and rebuilt when it changed) on each build: not quick."""
+        return self._default_built and config.get("run_config") is None and "reward_function" not in config
 
     def __repr__(self) -> str:
         return f"RulebookEnvFactory({self.domain!r})"

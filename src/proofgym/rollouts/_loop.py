@@ -6,14 +6,17 @@ import asyncio
 import json
 import logging
 import math
+import os
+import threading
 import time
 import uuid
 from collections.abc import Callable, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import wait as futures_wait
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-from proofgym.envs import Environment, Observation, make
+from proofgym.envs import Environment, Observation, make, quick_to_make
 from proofgym.policies import Policy, PolicyReply, PolicyRequest
 from proofgym.rollouts._result import RolloutResult
 from proofgym.traces import (
@@ -51,8 +54,9 @@ async def run_rollout(
 
     Each turn the policy sees the conversation (the observation's ``system`` text if any, then the
     observations, its own replies and the tool results) and replies; the action goes to
-    ``env.step``. Environment calls run on a private worker thread (steps may block, e.g. on a
-    judge) and the environment is closed however the rollout ends. At most ``max_turns`` turns
+    ``env.step``. Environment calls run in order on a pooled worker thread (steps may block, e.g. on
+    a judge), or on the event loop for an environment whose ``blocking`` attribute is ``False``; the
+    environment is closed however the rollout ends. At most ``max_turns`` turns
     (``None``: the environment's own limit); a rollout cut short by it has its last step marked
     ``truncated``.
 
@@ -76,11 +80,16 @@ async def run_rollout(
     if not isinstance(policy, Policy):
         raise TypeError(f"policy must have policy_id, async act() and aclose(); got {type(policy).__name__}")
     worker = _EnvWorker()
+    config = dict(env_config or {})
     try:
-        env = await worker.call(make, env_name, **dict(env_config or {}))
+        if quick_to_make(env_name, **config):
+            env = make(env_name, **config)
+        else:
+            env = await worker.call(make, env_name, **config)
     except BaseException:
         worker.abandon()
         raise
+    worker.adopt(env)
     session = SessionTrace(
         session_id=session_id or uuid.uuid4().hex,
         run_id=run_id,
@@ -301,35 +310,65 @@ def _jsonable(value: Any) -> Any:
 
 
 class _EnvWorker:
-    """Runs one environment's blocking calls, in order, on a private thread.
+    """Runs one environment's calls in order: on a shared pool of worker threads (steps may block, e.g. on
+    a judge), or inline on the event loop once the environment says its calls never block
+    (``blocking = False``: short CPU work, such as a rule kernel's check).
 
     A call still running when the rollout stops (a cancelled or timed-out step) keeps running;
     ``close`` queues ``env.close()`` behind it, so closing never races a step.
     """
 
     def __init__(self) -> None:
-        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="proofgym-env")
         self._last: Future[Any] | None = None
+        self.inline = False
 
     async def call(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
-        self._last = self._executor.submit(fn, *args, **kwargs)
+        if self.inline:
+            return fn(*args, **kwargs)
+        self._last = _env_threads().submit(fn, *args, **kwargs)
         return await asyncio.wrap_future(self._last)
 
+    def adopt(self, env: Environment) -> None:
+        """Run ``env``'s later calls inline when it declares that they never block."""
+        self.inline = getattr(env, "blocking", True) is False
+
     async def close(self, env: Environment) -> None:
-        busy = self._last is not None and not self._last.done()
-        closing = self._executor.submit(_close_quietly, env)
-        self.shutdown()
-        if not busy:
-            await asyncio.shield(asyncio.wrap_future(closing))
+        last = self._last
+        if last is not None and not last.done():
+            _env_threads().submit(_close_after, last, env)  # behind the abandoned call; nobody waits
+        elif self.inline:
+            _close_quietly(env)
+        else:
+            await asyncio.shield(asyncio.wrap_future(_env_threads().submit(_close_quietly, env)))
 
     def abandon(self) -> None:
         """Stop after ``make`` failed or was cancelled: an environment it still builds is closed once built."""
         if self._last is not None and not self._last.done():
             self._last.add_done_callback(_close_made)
-        self.shutdown()
 
-    def shutdown(self) -> None:
-        self._executor.shutdown(wait=False)
+
+_POOL_LOCK = threading.Lock()
+_POOL: tuple[int, ThreadPoolExecutor] | None = None
+# Threads are reused across rollouts (starting one per rollout cost more than a short step); the bound
+# only caps how many blocking calls run at once, far above any app's concurrency.
+_POOL_THREADS = 512
+
+
+def _env_threads() -> ThreadPoolExecutor:
+    """The process's pool for environment calls (a forked child makes its own)."""
+    global _POOL
+    pool = _POOL
+    if pool is None or pool[0] != os.getpid():
+        with _POOL_LOCK:
+            pool = _POOL
+            if pool is None or pool[0] != os.getpid():
+                pool = _POOL = (os.getpid(), ThreadPoolExecutor(_POOL_THREADS, thread_name_prefix="proofgym-env"))
+    return pool[1]
+
+
+def _close_after(call: Future[Any], env: Environment) -> None:
+    futures_wait([call])
+    _close_quietly(env)
 
 
 def _close_made(future: Future[Any]) -> None:

@@ -36,6 +36,7 @@ from proofgym.serve._guard import RequestGuard
 from proofgym.serve._models import RolloutRequest, RolloutResponse
 from proofgym.serve._recorder import TraceRecorder
 from proofgym.serve._response import build_response, task_id
+from proofgym.serve._signals import SignalDrain
 from proofgym.traces import TraceStore, TraceStoreError
 
 logger = logging.getLogger("proofgym.serve")
@@ -66,6 +67,7 @@ def create_app(
     grace_s: float = 30.0,
     env_overrides: Collection[str] = (),
     policies: Collection[str] = DEFAULT_POLICIES,
+    drain_on_signal: bool = False,
 ) -> FastAPI:
     """A FastAPI task app serving environment ``env_name``.
 
@@ -79,6 +81,16 @@ def create_app(
     bodies above ``max_body_bytes`` are refused (413); a rollout runs at most ``max_time_s``
     seconds; ``policies`` are the policy names a request may use. On shutdown, running rollouts
     get ``grace_s`` seconds before they are cancelled (and recorded as such).
+
+    With ``drain_on_signal``, the first SIGINT / SIGTERM the serving process receives drains the
+    rollouts *before* the server stops: new rollouts get 503 (``Retry-After``) and ``/health``
+    reports draining while running ones get their ``grace_s``; only then is the signal handed to
+    the handler that was installed before (the server's, e.g. uvicorn's, which stops it). A later
+    signal is handed on at once, after the first one if that is still held back (so uvicorn sees
+    both, in order: a second Ctrl+C forces the exit). It takes effect only when the lifespan runs
+    in the main thread of a process whose event loop supports signal handlers, and only for a
+    signal that already has a Python handler; the handlers are put back at shutdown.
+    ``proofgym serve`` turns it on in every worker.
 
     Raises ``ValueError`` for an unknown environment, an invalid config or limit.
     """
@@ -101,12 +113,17 @@ def create_app(
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
         await recorder.open()
+        signals = SignalDrain(controller, grace_s)
         try:
+            if drain_on_signal:
+                signals.install()
             yield
         finally:
+            signals.uninstall()
             cancelled = await controller.drain(grace_s)
             if cancelled:
                 logger.warning("cancelled %d running rollout(s) at shutdown", cancelled)
+            await signals.wait()
             await recorder.close()
 
     app = FastAPI(title=f"proofgym task app: {env_name}", version=proofgym.__version__, lifespan=lifespan)

@@ -9,6 +9,7 @@ from typing import Any, Collection, Mapping
 
 from pydantic import ValidationError
 
+from proofgym.config import ConfigError
 from proofgym.core import describe_validation_error
 from proofgym.envs import Environment, make
 from proofgym.serve._errors import RequestError
@@ -89,6 +90,8 @@ class EnvProvider:
         except ValidationError as exc:
             raise RequestError.from_validation_error(_CONFIG_LOC, exc) from None
         except (TypeError, ValueError, KeyError) as exc:
+            if isinstance(exc, ConfigError) and exc.problems:  # the keys at fault, as pydantic's error gives them
+                raise RequestError.from_problems(_CONFIG_LOC, exc.problems, str(exc)) from None
             raise RequestError(_CONFIG_LOC, f"invalid config for environment {self.env_name!r}: {exc}",
                                dict(request_config)) from None
         with self._lock:

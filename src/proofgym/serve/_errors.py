@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Iterable, Mapping
 
 from pydantic import ValidationError
 
@@ -25,8 +25,15 @@ class RequestError(ValueError):
     @classmethod
     def from_validation_error(cls, prefix: tuple[str | int, ...], exc: ValidationError) -> RequestError:
         """One error carrying every problem of ``exc``, each located under ``prefix``."""
-        problems = exc.errors(include_url=False, include_context=False)
-        first = problems[0] if problems else {"loc": (), "msg": str(exc)}
+        return cls.from_problems(prefix, exc.errors(include_url=False, include_context=False), str(exc))
+
+    @classmethod
+    def from_problems(cls, prefix: tuple[str | int, ...], problems: Iterable[Mapping[str, Any]],
+                      message: str = "invalid value") -> RequestError:
+        """One error carrying every problem of ``problems`` (dicts shaped like pydantic's errors: ``loc``,
+        ``msg``, ``input``, ``type``), each located under ``prefix``; ``message`` when there are none."""
+        problems = list(problems)
+        first = problems[0] if problems else {"loc": (), "msg": message}
         error = cls((*prefix, *first["loc"]), first["msg"], first.get("input"))
         error._details = [{"type": problem.get("type", "value_error"), "loc": ["body", *prefix, *problem["loc"]],
                            "msg": problem["msg"], "input": problem.get("input")} for problem in problems] or \

@@ -1,9 +1,9 @@
 """The task app's trace recording: every rollout's session committed before its response goes out.
 
-Sessions go through one :class:`~proofgym.traces.TraceWriter`; a single committer task flushes it
-for everyone waiting (group commit), so concurrent rollouts share transactions, and each
-``record`` call returns only once its own session is durable. A session that could not be written
-raises for its own rollout only.
+Sessions go through one :class:`~proofgym.traces.TraceWriter` that writes as soon as a session
+arrives; sessions that arrive while a write runs share the next transaction (group commit), and
+each ``record`` call returns once its own session is committed (its future, settled by the
+writer's thread). A session that could not be written raises for its own rollout only.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import asyncio
 import os
 from typing import Any, Mapping
 
-from proofgym.traces import DEFAULT_PATH, SessionTrace, TraceStore, TraceStoreError, TraceWriteError, TraceWriter
+from proofgym.traces import DEFAULT_PATH, SessionTrace, TraceStore, TraceStoreError, TraceWriter
 
 
 class TraceRecorder:
@@ -34,11 +34,6 @@ class TraceRecorder:
         self._writer: TraceWriter | None = None
         self._runs: dict[str, asyncio.Future[None]] = {}
         self._started_here: set[str] = set()
-        self._waiting: list[tuple[str, asyncio.Future[None]]] = []
-        self._failed: dict[str, BaseException] = {}
-        self._wake = asyncio.Event()
-        self._committer: asyncio.Task[None] | None = None
-        self._closing = False
 
     @property
     def url(self) -> str | None:
@@ -50,37 +45,23 @@ class TraceRecorder:
         if self.store is None:
             source = DEFAULT_PATH if self._source is None else self._source
             self.store = await asyncio.to_thread(TraceStore, source)
-        self._writer = TraceWriter(self.store)
-        self._wake = asyncio.Event()  # bound to this event loop
-        self._closing = False
-        self._committer = asyncio.create_task(self._commit_loop(), name="proofgym-trace-committer")
+        # No batching delay: a rollout's response waits for its commit. Failures reach each rollout
+        # through its own future, so the writer keeps none for a flush nobody calls.
+        self._writer = TraceWriter(self.store, max_delay_s=0, keep_failures=False)
 
     async def record(self, session: SessionTrace) -> None:
         """Store ``session``; return once it is committed. Raises ``TraceStoreError`` if it was not."""
         if self._writer is None:
             raise TraceStoreError("the trace recorder is not open")
         await self._ensure_run(session.run_id)
-        self._writer.submit(session)  # encodes in this thread (fast); blocks only on a full queue
-        done = asyncio.get_running_loop().create_future()
-        self._waiting.append((session.session_id, done))
-        self._wake.set()
-        await done
+        # Encodes in this thread (fast); blocks only on a full queue.
+        await asyncio.wrap_future(self._writer.submit(session))
 
     async def close(self) -> None:
         """Commit what is queued, finish the runs started here, close an owned store."""
-        self._closing = True
-        if self._committer is not None:
-            self._wake.set()
-            await self._committer  # settles every batch already taken
-            self._committer = None
         if self._writer is not None:
             writer, self._writer = self._writer, None
-            try:
-                await asyncio.to_thread(writer.close)
-            except TraceWriteError as exc:
-                self._failed.update(exc.failures)
-            self._settle(self._waiting)
-            self._waiting = []
+            await asyncio.to_thread(writer.close)  # writes what is queued, settling every future
         if self.store is not None:
             for run_id in sorted(self._started_here):
                 await asyncio.to_thread(self._finish_run, run_id)
@@ -116,35 +97,3 @@ class TraceRecorder:
                 raise
         else:
             self._started_here.add(run_id)
-
-    async def _commit_loop(self) -> None:
-        while True:
-            await self._wake.wait()
-            self._wake.clear()
-            batch, self._waiting = self._waiting, []
-            if batch:
-                await self._flush(batch)
-            if self._closing and not self._waiting:
-                return
-
-    async def _flush(self, batch: list[tuple[str, asyncio.Future[None]]]) -> None:
-        assert self._writer is not None
-        try:
-            await asyncio.to_thread(self._writer.flush)
-        except TraceWriteError as exc:
-            # flush reports every failure since the last flush, including sessions still on their way here.
-            self._failed.update(exc.failures)
-        except Exception as exc:  # noqa: BLE001 - the store is unusable: every waiting session failed
-            self._failed.update((session_id, exc) for session_id, _ in batch)
-        self._settle(batch)
-
-    def _settle(self, batch: list[tuple[str, asyncio.Future[None]]]) -> None:
-        for session_id, done in batch:
-            if done.done():
-                continue
-            failure = self._failed.pop(session_id, None)
-            if failure is None:
-                done.set_result(None)
-            else:
-                done.set_exception(TraceStoreError(f"session {session_id!r} was not stored: {failure}"))
-

@@ -1,4 +1,5 @@
-"""Running a task app with uvicorn: the loopback rule for keyless apps, and a drain before shutdown."""
+"""Running a task app with uvicorn: the loopback rule for keyless apps, and a drain before shutdown
+(``create_app(drain_on_signal=True)`` in every worker process)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,6 @@ from fastapi import FastAPI
 
 from proofgym.serve._app import DEFAULT_POLICIES, create_app
 from proofgym.serve._auth import API_KEY_ENV_VARS, api_key_from_env, is_loopback
-from proofgym.serve._controller import RolloutController
 from proofgym.traces import DEFAULT_PATH, TraceStore
 
 # How a multi-worker serve hands its settings to the worker processes (JSON).
@@ -20,21 +20,6 @@ _WORKER_SETTINGS = "PROOFGYM_SERVE_WORKER_SETTINGS"
 
 class ServeError(ValueError):
     """The app cannot be started as asked (the message says why and what to change)."""
-
-
-class _DrainingServer(uvicorn.Server):
-    """A uvicorn server that, on SIGINT / SIGTERM, first drains the app's rollouts while still
-    answering (503 for new rollouts, ``/health`` reports draining), and only then closes."""
-
-    def __init__(self, config: uvicorn.Config, controller: RolloutController, grace_s: float) -> None:
-        super().__init__(config)
-        self._controller = controller
-        self._grace_s = grace_s
-
-    async def shutdown(self, sockets: Any = None) -> None:
-        if not self.force_exit:
-            await self._controller.drain(self._grace_s)
-        await super().shutdown(sockets=sockets)
 
 
 def serve(
@@ -58,8 +43,11 @@ def serve(
 
     ``api_key`` defaults to the environment (``ENVIRONMENT_API_KEY``, ...). ``workers`` above 1
     runs that many app processes on the one port (uvicorn's supervisor), each with its own
-    ``max_concurrency`` and all writing to the one trace store; they drain on shutdown after
-    uvicorn's own wait for open requests (``grace_s``). Raises
+    ``max_concurrency`` and all writing to the one trace store. On SIGINT / SIGTERM (with several
+    workers, to uvicorn's supervisor, which sends SIGTERM on to them), every app process first
+    drains: it keeps answering, new rollouts get 503 and ``/health`` reports draining, running
+    rollouts get ``grace_s`` seconds before they are cancelled; then it closes. A second signal to
+    an app process is handed to uvicorn at once (a second Ctrl+C forces the exit). Raises
     :class:`ServeError` before binding anything when the app would be reachable from other
     machines without a key, or when the environment, its config or the trace store is unusable.
     """
@@ -76,7 +64,7 @@ def serve(
     try:
         app = create_app(env_name, env_config=env_config, api_key=key, store=source,
                          max_concurrency=max_concurrency, max_body_bytes=max_body_bytes, max_time_s=max_time_s,
-                         grace_s=grace_s, env_overrides=env_overrides, policies=policies)
+                         grace_s=grace_s, env_overrides=env_overrides, policies=policies, drain_on_signal=True)
     except ValueError as exc:
         raise ServeError(str(exc)) from None
     try:
@@ -86,12 +74,13 @@ def serve(
     options = {"host": host, "port": port, "log_level": log_level, "lifespan": "on", "access_log": False,
                "timeout_graceful_shutdown": max(1.0, grace_s)}
     if workers == 1:
-        _DrainingServer(uvicorn.Config(app, **options), app.state.controller, grace_s).run()
+        uvicorn.Server(uvicorn.Config(app, **options)).run()
         return
     os.environ[_WORKER_SETTINGS] = json.dumps({
         "env_name": env_name, "env_config": dict(env_config or {}), "api_key": key, "store": str(source),
         "max_concurrency": max_concurrency, "max_body_bytes": max_body_bytes, "max_time_s": max_time_s,
-        "grace_s": grace_s, "env_overrides": list(env_overrides), "policies": list(policies)})
+        "grace_s": grace_s, "env_overrides": list(env_overrides), "policies": list(policies),
+        "drain_on_signal": True})
     uvicorn.run("proofgym.serve._server:worker_app", factory=True, workers=workers, **options)
 
 

@@ -21,11 +21,11 @@ from typing import Any, Iterator, Mapping, Sequence
 
 from sqlalchemy import and_, create_engine, event, func, insert, inspect, or_, select, text, update
 from sqlalchemy.engine import URL, Connection, Engine, make_url
-from sqlalchemy.exc import ArgumentError, DBAPIError, NoSuchModuleError, SQLAlchemyError
+from sqlalchemy.exc import ArgumentError, DBAPIError, IntegrityError, NoSuchModuleError, SQLAlchemyError
 from sqlalchemy.pool import StaticPool
 
 from proofgym.traces import _schema as schema
-from proofgym.traces._codec import EncodedSession, Fields, decode_session, dumps_json, encode_session
+from proofgym.traces._codec import EncodedSession, Fields, RawJSON, decode_session, dumps_json, encode_session
 from proofgym.traces._dataset import to_dataset as _sessions_to_dataset
 from proofgym.traces._errors import (
     DuplicateSessionError,
@@ -65,6 +65,7 @@ class TraceStore:
         self._write_lock = lock if self._sqlite else contextlib.nullcontext()
         self._read_lock = lock if memory else contextlib.nullcontext()
         self._known_runs: set[str] = set()
+        self._inserts: dict[str, tuple[str, tuple[str, ...] | None]] = {}
         self._closed = False
         try:
             self._open_schema(create)
@@ -155,26 +156,63 @@ class TraceStore:
         if repeated:
             raise DuplicateSessionError(repeated, "given more than once in one batch")
         what = f"writing session{'s' if len(ids) > 1 else ''} {_ids(ids)}"
-        with self._write(what) as conn:
-            s = schema.sessions
-            stored = [sid for chunk in _chunks(ids) for (sid,) in
-                      conn.execute(select(s.c.session_id).where(s.c.session_id.in_(chunk)))]
-            if stored:
-                raise DuplicateSessionError(stored)
-            unknown = {e.run_id for e in batch} - self._known_runs
-            if unknown:
-                found = {rid for (rid,) in conn.execute(select(schema.runs.c.run_id)
-                                                          .where(schema.runs.c.run_id.in_(sorted(unknown))))}
-                missing = unknown - found
-                if missing:
-                    raise UnknownRunError(sorted(missing), [e.session_id for e in batch if e.run_id in missing])
-                self._known_runs |= found
-            now = time.time()
-            conn.execute(insert(s), [{**e.session, "written_at": now} for e in batch])
-            for table in schema.CHILD_TABLES:
-                rows = [row for e in batch for row in getattr(e, table.name)]
-                if rows:
-                    conn.execute(insert(table), rows)
+        try:
+            with self._write(what) as conn:
+                unknown = {e.run_id for e in batch} - self._known_runs
+                if unknown:
+                    found = {rid for (rid,) in conn.execute(select(schema.runs.c.run_id)
+                                                              .where(schema.runs.c.run_id.in_(sorted(unknown))))}
+                    missing = unknown - found
+                    if missing:
+                        raise UnknownRunError(sorted(missing), [e.session_id for e in batch if e.run_id in missing])
+                    self._known_runs |= found
+                now = time.time()
+                self._insert(conn, schema.sessions, [{**e.session, "written_at": now} for e in batch])
+                for table in schema.CHILD_TABLES:
+                    rows = [row for e in batch for row in getattr(e, table.name)]
+                    if rows:
+                        self._insert(conn, table, rows)
+        except TraceStoreError as exc:
+            # A stored id breaks the sessions table's primary key; found only then, so the usual write
+            # costs no lookup.
+            if isinstance(exc.__cause__, IntegrityError):
+                stored = self._stored_ids(ids)
+                if stored:
+                    raise DuplicateSessionError(stored) from None
+            raise
+
+    def _insert(self, conn: Connection, table: Any, rows: list[dict[str, Any]]) -> None:
+        """Insert ``rows`` (every column's value, JSON columns as encoded text) with the driver's executemany.
+
+        The statement is compiled once per table; rows skip SQLAlchemy's per-row processing, which the codec
+        has already done (validated values, JSON serialized once). Driver errors become SQLAlchemy's
+        (``IntegrityError`` ...), as from ``conn.execute``.
+        """
+        prepared = self._inserts.get(table.name)
+        if prepared is None:
+            compiled = insert(table).compile(dialect=self._engine.dialect)
+            order = tuple(compiled.positiontup) if compiled.positional and compiled.positiontup else None
+            prepared = self._inserts[table.name] = (str(compiled), order)
+        sql, order = prepared
+        if order is None:
+            params: list[Any] = [{key: _plain(value) for key, value in row.items()} for row in rows]
+        else:
+            params = [tuple(_plain(row[key]) for key in order) for row in rows]
+        # The driver's own cursor: SQLAlchemy's per-statement machinery cost more than the insert itself.
+        dbapi_error = self._engine.dialect.loaded_dbapi.Error
+        cursor = conn.connection.dbapi_connection.cursor()
+        try:
+            cursor.executemany(sql, params)
+        except dbapi_error as exc:
+            raise DBAPIError.instance(sql, None, exc, dbapi_error) from exc
+        finally:
+            cursor.close()
+
+    def _stored_ids(self, ids: Sequence[str]) -> list[str]:
+        s = schema.sessions
+        with self._read() as conn:
+            return [sid for chunk in _chunks(ids) for (sid,) in
+                    conn.execute(select(s.c.session_id).where(s.c.session_id.in_(chunk)))]
 
     # -- reading ----------------------------------------------------------------------------------------------
 
@@ -426,6 +464,11 @@ def _page(limit: Any, offset: Any) -> tuple[int | None, int]:
     f = Fields()
     return (f.integer("limit", limit, optional=True, nonnegative=True),
             f.integer("offset", offset, nonnegative=True))
+
+
+def _plain(value: Any) -> Any:
+    """``RawJSON`` (a ``str`` subclass) as a plain ``str``, which every driver binds as text."""
+    return str(value) if type(value) is RawJSON else value
 
 
 def _chunks(ids: Sequence[str]) -> Iterator[Sequence[str]]:
