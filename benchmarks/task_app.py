@@ -1,10 +1,11 @@
 """What does the task app cost on top of the environment it serves?
 
 A real task app (``proofgym serve`` under uvicorn, in its own process, on loopback) runs scripted
-rollouts sent by an httpx client at 1, 16 and 64 concurrent rollouts, with one worker process and
-with ``--workers`` (default: one per core); every rollout's session is committed to the app's
-SQLite trace store before its response. Two cheap environments, so that the
-app's own cost is visible:
+rollouts sent at 1, 16 and 64 concurrent rollouts, with one worker process and with ``--workers``
+(default: one per core); every rollout's session is committed to the app's SQLite trace store before
+its response. The load generator is a lean HTTP/1.1 keep-alive client (``--client httpx`` uses httpx,
+which itself spends about 1 ms of CPU per request on this machine). Two cheap environments, so that
+the app's own cost is visible:
 
 - ``grant``: ``grant_eligibility``, one step (the gold answer, scored by the rule kernel);
 - ``verilog``: ``verilog``, ``--steps`` scripted ``write_file`` steps (no judge run).
@@ -21,8 +22,12 @@ each seed just before its request (the Verilog steps write files: disk latency v
   step, as a client sees it. At concurrency 1 that is the overhead itself (the goal's figure); above,
   it is p50 latency - the median environment time, which also holds the time a request waits behind
   the others (the cores are shared), so it grows with concurrency;
+- ``app CPU ms``: CPU time (user + system, all the app's processes) per rollout. Flat across
+  concurrency and workers means the app's throughput is bound only by the cores it gets;
+- ``app cores`` and ``client cores``: the cores the app and the load generator kept busy. Where
+  their sum reaches the core count, the machine, not the app, is the limit;
 - ``scaling``: throughput over throughput with one worker at concurrency 1, against the ideal
-  min(concurrency, cores). The load generator runs on the same machine and takes its share of it.
+  min(concurrency, cores). One worker is one Python process: about one core at most.
 
 Then the trace store alone: ``--store-sessions`` recorded Verilog sessions written through a
 ``TraceWriter`` into a fresh SQLite file: sessions/s and events/s (an event: a step, its environment
@@ -30,6 +35,7 @@ event, each LM call, verification and event reward). Every figure is the median 
 Goals: overhead under 2 ms per step at p50; near-linear scaling up to the core count.
 
     python benchmarks/task_app.py [--runs 3] [--rollouts 64] [--steps 8] [--concurrency 1 16 64] [--workers N]
+                                  [--client lean|httpx] [--scenario grant verilog]
 """
 
 from __future__ import annotations
@@ -191,9 +197,9 @@ class Connection:
 
 
 async def load(url: str, scenario: dict[str, Any], concurrency: int, rollouts: int, cpu: Callable[[], float],
-               client: str = "lean", paired: list[float] | None = None) -> tuple[float, list[float], float]:
+               client: str = "lean", paired: list[float] | None = None) -> tuple[float, list[float], float, float]:
     """Send ``rollouts`` rollouts, ``concurrency`` at a time: (wall seconds, per-request latencies, CPU
-    seconds the app used meanwhile, by ``cpu()``).
+    seconds the app used meanwhile (by ``cpu()``), CPU seconds this load generator used).
 
     With ``paired`` (concurrency 1), the environment's own time for each seed is measured in-process
     just before its request and appended there, so both see the same machine (disk, load).
@@ -232,11 +238,11 @@ async def load(url: str, scenario: dict[str, Any], concurrency: int, rollouts: i
         try:
             for connection in connections:  # warm: imports, the first env, the run's row, each connection
                 await sender(connection)(bodies[0])
-            cpu_before = cpu()
+            cpu_before, own_before = cpu(), time.process_time()
             started = time.perf_counter()
             await asyncio.gather(*(worker(connection) for connection in connections))
             wall = time.perf_counter() - started
-            return wall, latencies, cpu() - cpu_before
+            return wall, latencies, cpu() - cpu_before, time.process_time() - own_before
         finally:
             for connection in connections:
                 if connection is not None:
@@ -290,7 +296,8 @@ def main() -> None:
     print(f"task app benchmark: {cores} cores, {args.runs} runs per row, medians; {args.client} client on the "
           "same machine")
     header = (f"{'scenario':<20} {'workers':>7} {'conc':>4} {'rollouts/s':>10} {'steps/s':>9} {'p50 ms':>8} "
-              f"{'env ms':>7} {'overhead/step':>13} {'app CPU ms':>10} {'scaling':>13}")
+              f"{'env ms':>7} {'overhead/step':>13} {'app CPU ms':>10} {'app cores':>9} {'client cores':>12} "
+              f"{'scaling':>13}")
     print(header)
     print("-" * len(header))
     setups = [(1, c) for c in args.concurrency]
@@ -309,14 +316,16 @@ def main() -> None:
                 try:
                     for concurrency in [c for w, c in setups if w == workers]:
                         rollouts = max(args.rollouts, 2 * concurrency)
-                        walls, p50s, overheads, envs, cpus = [], [], [], [], []
+                        walls, p50s, overheads, envs, cpus, app_cores, client_cores = [], [], [], [], [], [], []
                         for _ in range(args.runs):
                             paired: list[float] | None = [] if concurrency == 1 else None
-                            wall, latencies, cpu = asyncio.run(load(app.url, scenario, concurrency, rollouts,
-                                                                    app.cpu_seconds, args.client, paired))
+                            wall, latencies, cpu, own = asyncio.run(load(app.url, scenario, concurrency, rollouts,
+                                                                         app.cpu_seconds, args.client, paired))
                             walls.append(wall)
                             p50s.append(statistics.median(latencies))
                             cpus.append(cpu / rollouts)
+                            app_cores.append(cpu / wall)
+                            client_cores.append(own / wall)
                             if paired is not None:
                                 # The wall clock of the loop includes the paired environment runs.
                                 walls[-1] -= sum(paired)
@@ -331,6 +340,7 @@ def main() -> None:
                         print(f"{name:<20} {workers:>7} {concurrency:>4} {throughput:>10.1f} "
                               f"{throughput * steps:>9.0f} {p50 * 1e3:>8.2f} {env_ms:>7.2f} "
                               f"{overhead * 1e3:>10.2f} ms {statistics.median(cpus) * 1e3:>10.2f} "
+                              f"{statistics.median(app_cores):>9.2f} {statistics.median(client_cores):>12.2f} "
                               f"{throughput / first:>7.2f}x / {ideal}x")
                 finally:
                     app.close()

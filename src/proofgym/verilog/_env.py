@@ -23,6 +23,7 @@ checks it ran. ``submit`` always re-runs the full judge on the files as they are
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import re
@@ -160,6 +161,9 @@ class VerilogEnv(ToolEnv):
         self._problem: Problem | None = None
         self._workspace: str | None = None
         self._cleanup: weakref.finalize | None = None
+        # The design files as written to the workspace (this environment is their only writer): the
+        # design is read from here, not scanned and read back from disk on every step.
+        self._files: dict[str, str] = {}
         self._paid: set[str] = set()
         self._last_check: tuple[str, Verdict] | None = None  # the last full judge run, by design revision
         self._last_compile: tuple[str, Verdict] | None = None  # the last compile-only run, by design revision
@@ -185,6 +189,7 @@ class VerilogEnv(ToolEnv):
         self._workspace = tempfile.mkdtemp(prefix="proofgym-verilog-env-")
         # Removed even if the caller never closes the environment.
         self._cleanup = weakref.finalize(self, shutil.rmtree, self._workspace, ignore_errors=True)
+        self._files = {}
         self._paid = set()
         self._last_check = self._last_compile = None
         return self._first_observation()
@@ -282,13 +287,22 @@ class VerilogEnv(ToolEnv):
         if refusal is None and path not in names and len(names) >= self.config.max_files:
             refusal = f"the workspace already holds the maximum of {self.config.max_files} files; overwrite one"
         if refusal is None:
+            target = os.path.join(self._workspace_dir, path)
             try:
-                fd = os.open(os.path.join(self._workspace_dir, path),
-                             os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
-                with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
-                    handle.write(content)
-            except OSError as exc:
+                fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+            except OSError as exc:  # nothing was opened, so nothing changed
                 refusal = f"could not write the file ({exc.strerror or 'I/O error'})"
+            else:
+                try:
+                    with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
+                        handle.write(content)
+                except OSError as exc:  # a partial file is no design file: drop it
+                    refusal = f"could not write the file ({exc.strerror or 'I/O error'})"
+                    self._files.pop(path, None)
+                    with contextlib.suppress(OSError):
+                        os.unlink(target)
+                else:
+                    self._files[path] = content
         design = self._design()
         info = {"tool": "write_file", "revision": design.revision, "verdict": None, "outcome": None,
                 "paid": sorted(self._paid)}
@@ -307,19 +321,10 @@ class VerilogEnv(ToolEnv):
         return self._workspace
 
     def _file_names(self) -> list[str]:
-        with os.scandir(self._workspace_dir) as entries:
-            return sorted(e.name for e in entries if e.is_file(follow_symlinks=False) and _path_refusal(e.name) is None)
+        return sorted(self._files)
 
     def _design(self) -> _Design:
-        files = []
-        for name in self._file_names():
-            try:
-                fd = os.open(os.path.join(self._workspace_dir, name), os.O_RDONLY | os.O_NOFOLLOW)
-            except OSError:
-                continue
-            with os.fdopen(fd, encoding="utf-8", errors="replace", newline="") as handle:
-                files.append((name, handle.read(self.config.max_file_bytes + 1)))
-        return _Design(tuple(files))
+        return _Design(tuple((name, self._files[name]) for name in sorted(self._files)))
 
 
 def _path_refusal(path: str) -> str | None:

@@ -87,10 +87,15 @@ def interface(problem: Problem) -> str:
     This is what an agent may see of the reference: ``module TopModule (...);``. Raises
     ``ValueError`` when the reference has no ``module RefModule`` header.
     """
-    text = problem.reference
+    return _interface(problem.id, problem.reference)
+
+
+@functools.lru_cache(maxsize=4096)
+def _interface(problem_id: str, text: str) -> str:
+    # Cached: every environment instance checks every problem it may serve when it is built.
     found = _REF_HEADER.search(text)
     if found is None:
-        raise ValueError(f"problem {problem.id!r}: the reference has no 'module RefModule' header")
+        raise ValueError(f"problem {problem_id!r}: the reference has no 'module RefModule' header")
     depth, end = 0, None
     for index in range(found.end(), len(text)):
         char = text[index]
@@ -102,5 +107,5 @@ def interface(problem: Problem) -> str:
             end = index + 1
             break
     if end is None:
-        raise ValueError(f"problem {problem.id!r}: the reference's 'module RefModule' header has no end")
+        raise ValueError(f"problem {problem_id!r}: the reference's 'module RefModule' header has no end")
     return "module TopModule" + text[found.end() : end]
