@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 from bisect import bisect_right
 from collections.abc import Mapping, Sequence
@@ -41,6 +42,7 @@ _LEADING_TEMPLATE = re.compile(
     + ")+"
 )
 _NON_WHITESPACE = re.compile(r"\S+")
+_WHITESPACE = re.compile(r"\s+")
 
 
 def response_text(completion: Any, prompt: Any = None) -> str:
@@ -155,7 +157,7 @@ def _strip_prompt(text: str, prompt_text: str) -> str:
     if text.startswith(prompt_text):
         return _drop_leading_template(text[len(prompt_text) :])
     compact = _CompactText(text)
-    prompt_compact = "".join(_NON_WHITESPACE.findall(prompt_text))
+    prompt_compact = _compact_prompt(prompt_text)
     end = compact.end_of_last(prompt_compact[-_TAIL_CHARS:])
     if end is None:
         end = _end_of_last_assistant_marker(text)
@@ -185,17 +187,16 @@ def _drop_leading_template(text: str) -> str:
 
 
 class _CompactText:
-    """``text`` with its whitespace removed, for whitespace-insensitive search, mapped back to ``text``."""
+    """``text`` with its whitespace removed, for whitespace-insensitive search, mapped back to ``text``.
+
+    The map back is built only when a search finds something (most completions echo no prompt).
+    """
 
     def __init__(self, text: str) -> None:
-        tokens = list(_NON_WHITESPACE.finditer(text))
-        self._starts = [token.start() for token in tokens]
+        self._text = text
+        self._compact = _compact(text)
+        self._starts: list[int] | None = None
         self._compact_starts: list[int] = []
-        position = 0
-        for token in tokens:
-            self._compact_starts.append(position)
-            position += token.end() - token.start()
-        self._compact = "".join(token.group() for token in tokens)
 
     def end_of_last(self, needle: str) -> int | None:
         """The index in ``text`` just past the last whitespace-insensitive occurrence of ``needle``."""
@@ -204,6 +205,22 @@ class _CompactText:
         found = self._compact.rfind(needle)
         if found < 0:
             return None
+        if self._starts is None:
+            self._starts, position = [], 0
+            for token in _NON_WHITESPACE.finditer(self._text):
+                self._starts.append(token.start())
+                self._compact_starts.append(position)
+                position += token.end() - token.start()
         last = found + len(needle) - 1  # compact index of the occurrence's last character
         token = bisect_right(self._compact_starts, last) - 1
         return self._starts[token] + (last - self._compact_starts[token]) + 1
+
+
+def _compact(text: str) -> str:
+    return _WHITESPACE.sub("", text)
+
+
+@functools.lru_cache(maxsize=256)
+def _compact_prompt(prompt_text: str) -> str:
+    # A prompt is scored with many completions (a GRPO group, a dataset's epochs): compacted once.
+    return _compact(prompt_text)
