@@ -167,6 +167,7 @@ def create_app(
             "modes": ["rl", "eval"],
             "trace_formats": ["compact", "full"],
             "trace_store": recorder.url,
+            "worker_pid": os.getpid(),  # which process answered (``--workers``)
             "rollouts": {"running": controller.running, "waiting": controller.waiting,
                          "started": controller.started, "finished": controller.finished},
         }
