@@ -217,8 +217,9 @@ async def load(url: str, scenario: dict[str, Any], concurrency: int, rollouts: i
             response = await pool.post("/rollout", content=body)
             return response.status_code, response.content
 
-        connections = ([await Connection.open(url) for _ in range(concurrency)] if client == "lean"
-                       else [None] * concurrency)
+        # Opened all at once, as a trainer's connection pool does when it starts.
+        connections = (list(await asyncio.gather(*(Connection.open(url) for _ in range(concurrency))))
+                       if client == "lean" else [None] * concurrency)
 
         def sender(connection: Connection | None) -> Any:
             return send_httpx if connection is None else (lambda body: connection.post("/rollout", body))
@@ -236,8 +237,8 @@ async def load(url: str, scenario: dict[str, Any], concurrency: int, rollouts: i
                     raise RuntimeError(f"rollout failed: {status} {content[:300]!r}")
 
         try:
-            for connection in connections:  # warm: imports, the first env, the run's row, each connection
-                await sender(connection)(bodies[0])
+            # Warm: imports, the first env, the run's row, each connection.
+            await asyncio.gather(*(sender(connection)(bodies[0]) for connection in connections))
             cpu_before, own_before = cpu(), time.process_time()
             started = time.perf_counter()
             await asyncio.gather(*(worker(connection) for connection in connections))
