@@ -62,8 +62,9 @@ def serve_command(
     policies: List[str] = typer.Option([], "--policy",
                                        help="A policy name requests may use (repeatable; default: openai, vllm, "
                                             "openai-chat, scripted, oracle)."),
-    workers: int = typer.Option(1, "--workers", min=1, help="App processes sharing the port (each with its own "
-                                                             "--max-concurrency)."),
+    workers: int = typer.Option(1, "--workers", min=1, help="App processes on the port, about one core each (each "
+                                                             "with its own --max-concurrency; on Linux, its own "
+                                                             "socket)."),
     log_level: str = typer.Option("info", "--log-level", help="uvicorn log level."),
 ) -> None:
     """Serve an environment as a task app: GET /health, /info, /task_info?seed=, POST /rollout.
