@@ -172,3 +172,21 @@ def test_without_kept_failures_only_the_futures_report_them(store):
         with pytest.raises(DuplicateSessionError):
             duplicate.result(timeout=10)
         writer.flush()  # nothing kept to raise
+
+
+def test_a_crashed_worker_thread_fails_the_waiting_futures(store, monkeypatch):
+    writer = TraceWriter(store, max_delay_s=0)
+    release = threading.Event()
+
+    def crash(batch):
+        release.wait(5)
+        raise SystemExit("simulated crash of the worker thread")
+
+    monkeypatch.setattr(writer, "_write", crash)
+    monkeypatch.setattr(threading, "excepthook", lambda args: None)  # the crash is expected
+    first, second = writer.submit(make_session(0)), writer.submit(make_session(1))
+    release.set()
+    for future in (first, second):  # in the crashed batch, or still queued behind it
+        assert "worker thread stopped" in str(future.exception(timeout=10))
+    with pytest.raises(TraceStoreError, match="worker thread has stopped"):
+        writer.flush(timeout=5)

@@ -55,6 +55,7 @@ class TraceWriter:
         self.batches_written = 0
         self._cond = threading.Condition()
         self._pending: deque[tuple[EncodedSession, Future[None]]] = deque()
+        self._in_flight: list[tuple[EncodedSession, Future[None]]] = []  # the batch being written
         self._failures: list[tuple[str, BaseException]] = []
         self._submitted = 0
         self._settled = 0  # written or failed
@@ -140,6 +141,19 @@ class TraceWriter:
             raise TraceWriteError(failures)
 
     def _run(self) -> None:
+        try:
+            self._write_until_closed()
+        except BaseException as exc:  # a bug here must not leave a waiter on a future forever
+            with self._cond:
+                stranded, self._pending = self._in_flight + list(self._pending), deque()
+                self._in_flight = []
+                self._cond.notify_all()
+            for _, done in stranded:
+                if not done.done():
+                    done.set_exception(TraceStoreError(f"the TraceWriter's worker thread stopped: {exc!r}"))
+            raise
+
+    def _write_until_closed(self) -> None:
         while True:
             with self._cond:
                 while not self._pending and not self._closing:
@@ -153,6 +167,7 @@ class TraceWriter:
                         break
                     self._cond.wait(left)
                 batch = [self._pending.popleft() for _ in range(min(self.max_batch, len(self._pending)))]
+                self._in_flight = batch
                 self._cond.notify_all()  # room for submitters waiting on max_pending
             errors = self._write([encoded for encoded, _ in batch])
             failures = [(encoded.session_id, error) for (encoded, _), error in zip(batch, errors) if error is not None]
@@ -168,6 +183,7 @@ class TraceWriter:
                 else:
                     done.set_exception(error if isinstance(error, TraceStoreError) else TraceStoreError(
                         f"session {encoded.session_id!r} was not stored: {error}"))
+            self._in_flight = []
 
     def _write(self, batch: list[EncodedSession]) -> list[BaseException | None]:
         """Write ``batch`` in one transaction, else one session at a time: each session's failure or ``None``."""
