@@ -109,15 +109,25 @@ def test_a_queued_rollout_never_starts_once_the_app_drains():
     assert first == "first" and isinstance(queued, Draining) and started == ["first"]
 
 
+@contextlib.contextmanager
+def server_handler_for(sig, record):
+    """A Python handler for ``sig`` (as uvicorn installs one) that calls ``record(sig)``; the previous one after."""
+    def handler(signum, frame):
+        record(signum)
+
+    previous = signal.signal(sig, handler)
+    try:
+        yield handler
+    finally:
+        signal.signal(sig, previous)
+
+
 def test_a_signal_drains_the_app_before_the_servers_own_handler_gets_it(traces_path):
     """``drain_on_signal``: the first SIGTERM drains (503s, /health draining) and only then reaches the handler
     installed before (uvicorn's, in a real server); a later one reaches it at once; shutdown puts it back."""
     app = create_app("grant_eligibility", api_key=None, store=traces_path, grace_s=3.0, drain_on_signal=True)
     controller = app.state.controller
     handed_on = []
-
-    def server_handler(sig, frame):
-        handed_on.append((sig, controller.draining, controller.running))
 
     async def main():
         with ScriptedModelServer(ANSWER, delay_s=0.5) as model:
@@ -134,12 +144,10 @@ def test_a_signal_drains_the_app_before_the_servers_own_handler_gets_it(traces_p
                 await asyncio.sleep(0.05)
                 return during, response, after_drain, handed_on[:]
 
-    previous = signal.signal(signal.SIGTERM, server_handler)
-    try:
+    with server_handler_for(signal.SIGTERM, lambda sig: handed_on.append((sig, controller.draining,
+                                                                        controller.running))) as handler:
         (handed_on_during, health, late), response, after_drain, after_second = asyncio.run(main())
-        assert signal.getsignal(signal.SIGTERM) is server_handler  # put back at shutdown
-    finally:
-        signal.signal(signal.SIGTERM, previous)
+        assert signal.getsignal(signal.SIGTERM) is handler  # put back at shutdown
     assert handed_on_during == []
     assert health.status_code == 503 and health.json()["draining"] is True
     assert late.status_code == 503 and late.headers["Retry-After"] == "1"
@@ -153,9 +161,6 @@ def test_a_second_signal_during_the_drain_reaches_the_server_at_once_after_the_f
     controller = app.state.controller
     handed_on = []
 
-    def server_handler(sig, frame):
-        handed_on.append((sig, controller.running))
-
     async def main():
         with ScriptedModelServer(ANSWER, delay_s=30) as stuck:
             async with running(app) as client:
@@ -168,12 +173,9 @@ def test_a_second_signal_during_the_drain_reaches_the_server_at_once_after_the_f
                 during = handed_on[:]
                 return during, await call
 
-    previous = signal.signal(signal.SIGINT, server_handler)
-    try:
+    with server_handler_for(signal.SIGINT, lambda sig: handed_on.append((sig, controller.running))) as handler:
         during, response = asyncio.run(main())
-        assert signal.getsignal(signal.SIGINT) is server_handler
-    finally:
-        signal.signal(signal.SIGINT, previous)
+        assert signal.getsignal(signal.SIGINT) is handler
     assert during == [(signal.SIGINT, 1), (signal.SIGINT, 1)]  # both, while the rollout still runs
     assert handed_on == during  # the drain does not hand the first one on again
     assert response.status_code == 503  # cancelled by the drain after grace_s
@@ -186,15 +188,9 @@ def test_no_signal_handlers_without_drain_on_signal_or_a_python_handler(traces_p
         async with running(app):
             seen.append(signal.getsignal(signal.SIGTERM))
 
-    def server_handler(sig, frame):
-        pass
-
-    previous = signal.signal(signal.SIGTERM, server_handler)
-    try:
+    with server_handler_for(signal.SIGTERM, lambda sig: None) as handler:
         asyncio.run(main(create_app("grant_eligibility", api_key=None, store=traces_path)))
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
         asyncio.run(main(create_app("grant_eligibility", api_key=None, store=traces_path, drain_on_signal=True)))
         assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL
-    finally:
-        signal.signal(signal.SIGTERM, previous)
-    assert seen == [server_handler, signal.SIG_DFL]
+    assert seen == [handler, signal.SIG_DFL]
