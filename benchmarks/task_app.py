@@ -24,6 +24,8 @@ each seed just before its request (the Verilog steps write files: disk latency v
   the others (the cores are shared), so it grows with concurrency;
 - ``app CPU ms``: CPU time (user + system, all the app's processes) per rollout. Flat across
   concurrency and workers means the app's throughput is bound only by the cores it gets;
+- ``CPU overhead/step``: (app CPU per rollout - environment time) / steps: what the app costs per
+  step in CPU at any concurrency (the environment's own work is CPU-bound here), free of queueing;
 - ``app cores`` and ``client cores``: the cores the app and the load generator kept busy. Where
   their sum reaches the core count, the machine, not the app, is the limit;
 - ``scaling``: throughput over throughput with one worker at concurrency 1, against the ideal
@@ -297,8 +299,8 @@ def main() -> None:
     print(f"task app benchmark: {cores} cores, {args.runs} runs per row, medians; {args.client} client on the "
           "same machine")
     header = (f"{'scenario':<20} {'workers':>7} {'conc':>4} {'rollouts/s':>10} {'steps/s':>9} {'p50 ms':>8} "
-              f"{'env ms':>7} {'overhead/step':>13} {'app CPU ms':>10} {'app cores':>9} {'client cores':>12} "
-              f"{'scaling':>13}")
+              f"{'env ms':>7} {'overhead/step':>13} {'app CPU ms':>10} {'CPU overhead/step':>17} {'app cores':>9} "
+              f"{'client cores':>12} {'scaling':>13}")
     print(header)
     print("-" * len(header))
     setups = [(1, c) for c in args.concurrency]
@@ -310,7 +312,8 @@ def main() -> None:
             if name.split()[0] not in args.scenario:
                 continue
             steps = len(scenario["actions"](0))
-            baseline = env_time(scenario, range(32))
+            env_time(scenario, range(32))  # warm: the first builds compile, import and fill caches
+            baseline = env_time(scenario, range(32, 96))
             first = None
             for workers in sorted({w for w, _ in setups}):
                 app = App(scenario["env"], scenario["config"], folder_path, workers)
@@ -341,6 +344,7 @@ def main() -> None:
                         print(f"{name:<20} {workers:>7} {concurrency:>4} {throughput:>10.1f} "
                               f"{throughput * steps:>9.0f} {p50 * 1e3:>8.2f} {env_ms:>7.2f} "
                               f"{overhead * 1e3:>10.2f} ms {statistics.median(cpus) * 1e3:>10.2f} "
+                              f"{(statistics.median(cpus) * 1e3 - env_ms) / steps:>14.2f} ms "
                               f"{statistics.median(app_cores):>9.2f} {statistics.median(client_cores):>12.2f} "
                               f"{throughput / first:>7.2f}x / {ideal}x")
                 finally:
