@@ -12,7 +12,7 @@ from fastapi import FastAPI
 
 from proofgym.serve._app import DEFAULT_POLICIES, create_app
 from proofgym.serve._auth import API_KEY_ENV_VARS, api_key_from_env, is_loopback
-from proofgym.serve._workers import Supervisor, bind_sockets, logger, reuse_port_available
+from proofgym.serve._workers import Supervisor, bind_sockets, reuse_port_available
 from proofgym.traces import DEFAULT_PATH, TraceStore
 
 # How a multi-worker serve hands its settings to the worker processes (JSON).
@@ -47,8 +47,9 @@ def serve(
     writing to the one trace store; on Linux each listens on its own socket (``SO_REUSEPORT``: the
     kernel spreads connections evenly, see :mod:`proofgym.serve._workers`), elsewhere they share
     uvicorn's. On SIGINT / SIGTERM (with several workers, to the supervisor, which sends SIGTERM on
-    to them), every app process first drains: it keeps answering, new rollouts get 503 and ``/health`` reports draining, running
-    rollouts get ``grace_s`` seconds before they are cancelled; then it closes. A second signal to
+    to them), every app process first drains: it keeps answering, new rollouts get 503 and
+    ``/health`` reports draining, running rollouts get ``grace_s`` seconds before they are
+    cancelled; then it closes. A second signal to
     an app process is handed to uvicorn at once (a second Ctrl+C forces the exit). Raises
     :class:`ServeError` before binding anything when the app would be reachable from other
     machines without a key, or when the environment, its config or the trace store is unusable.
@@ -63,10 +64,14 @@ def serve(
     if workers < 1:
         raise ServeError(f"workers must be at least 1, got {workers}")
     source = DEFAULT_PATH if traces is None else traces
+    # create_app's arguments, the same in every worker process (JSON-native: they are sent to them).
+    settings = {
+        "env_name": env_name, "env_config": dict(env_config or {}), "api_key": key, "store": str(source),
+        "max_concurrency": max_concurrency, "max_body_bytes": max_body_bytes, "max_time_s": max_time_s,
+        "grace_s": grace_s, "env_overrides": list(env_overrides), "policies": list(policies),
+        "drain_on_signal": True}
     try:
-        app = create_app(env_name, env_config=env_config, api_key=key, store=source,
-                         max_concurrency=max_concurrency, max_body_bytes=max_body_bytes, max_time_s=max_time_s,
-                         grace_s=grace_s, env_overrides=env_overrides, policies=policies, drain_on_signal=True)
+        app = create_app(**settings)
     except ValueError as exc:
         raise ServeError(str(exc)) from None
     try:
@@ -78,11 +83,6 @@ def serve(
     if workers == 1:
         uvicorn.Server(uvicorn.Config(app, **options)).run()
         return
-    settings = {
-        "env_name": env_name, "env_config": dict(env_config or {}), "api_key": key, "store": str(source),
-        "max_concurrency": max_concurrency, "max_body_bytes": max_body_bytes, "max_time_s": max_time_s,
-        "grace_s": grace_s, "env_overrides": list(env_overrides), "policies": list(policies),
-        "drain_on_signal": True}
     if not reuse_port_available():  # uvicorn's supervisor: one shared socket
         os.environ[_WORKER_SETTINGS] = json.dumps(settings)
         uvicorn.run("proofgym.serve._server:worker_app", factory=True, workers=workers, **options)
@@ -92,11 +92,8 @@ def serve(
         sockets = bind_sockets(host, port, workers)
     except OSError as exc:
         raise ServeError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
-    bound = sockets[0].getsockname()[1]
-    logger.info("Uvicorn running on http://%s:%d with %d workers, one socket each (Press CTRL+C to quit)",
-                f"[{host}]" if ":" in host else host, bound, workers)
     try:
-        status = Supervisor(sockets, settings, {**options, "port": bound}, grace_s).run()
+        status = Supervisor(sockets, settings, {**options, "port": sockets[0].getsockname()[1]}, grace_s).run()
     finally:
         for sock in sockets:
             sock.close()

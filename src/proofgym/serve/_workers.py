@@ -73,11 +73,13 @@ class Supervisor:
         self.options = dict(options)
         self.grace_s = grace_s
         self.processes: list[multiprocessing.process.BaseProcess | None] = [None] * len(sockets)
-        self.restarts = 0
         self._context = multiprocessing.get_context("spawn")
         self._signals: list[int] = []
 
     def run(self) -> int:
+        host, port = self.options.get("host", "127.0.0.1"), self.sockets[0].getsockname()[1]
+        logger.info("Uvicorn running on http://%s:%d with %d workers, one socket each (Press CTRL+C to quit)",
+                    f"[{host}]" if ":" in host else host, port, len(self.sockets))
         previous = {sig: signal.signal(sig, self._on_signal) for sig in (signal.SIGINT, signal.SIGTERM)}
         try:
             for index in range(len(self.sockets)):
@@ -111,7 +113,6 @@ class Supervisor:
                     return 1
                 logger.warning("worker %d (pid %d) exited with status %s; starting a replacement", index,
                                process.pid, process.exitcode)
-                self.restarts += 1
                 self._start(index)
         logger.info("received %s: draining the %d workers", signal.Signals(self._signals[0]).name,
                     len(self.processes))
