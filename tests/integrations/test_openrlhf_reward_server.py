@@ -93,6 +93,9 @@ def test_labels_carry_the_reference_in_every_documented_form(reward_fn):
     assert parse_label("permit", 0) == Reference(gold="permit")
     with pytest.raises(ValueError, match=r"labels\[2\]: expected a gold decision"):
         parse_label([1, 2], 2)
+    assert parse_label(' {"gold": "deny"} ', 1) == Reference(gold="deny")
+    with pytest.raises(ValueError, match=r"labels\[3\]: looks like JSON but is not valid JSON"):
+        parse_label('{"gold": ', 3)
 
 
 @pytest.mark.parametrize("body, where", [

@@ -34,6 +34,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from proofgym.integrations._labels import label_text
 from proofgym.integrations._metrics import COMPONENTS, item_breakdown
 from proofgym.parsers import response_text
 from proofgym.rewards import Reference, RewardFunction
@@ -96,14 +97,7 @@ def parse_label(label: Any, index: int) -> Reference:
     if label is None:
         return Reference()
     if isinstance(label, str):
-        text = label.strip()
-        if text.startswith("{"):
-            try:
-                label = json.loads(text)
-            except json.JSONDecodeError as exc:
-                raise ValueError(f"{where}: looks like a JSON object but is not valid JSON ({exc.msg})") from None
-        else:
-            label = {"gold": label}
+        label = label_text(label, where)
     if not isinstance(label, Mapping):
         raise ValueError(f"{where}: expected a gold decision (string), an object with gold / source_facts, "
                          f"its JSON text, or null; got {type(label).__name__}")

@@ -18,12 +18,12 @@ be masked or counted.
 
 from __future__ import annotations
 
-import json
 import math
 import os
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from proofgym.integrations._labels import label_text
 from proofgym.integrations._metrics import item_breakdown
 from proofgym.integrations._resolve import shared_reward_function
 
@@ -87,18 +87,11 @@ def _config_source(data_source: Any, extra_info: Mapping[str, Any] | None) -> st
 def _reference(ground_truth: Any, extra_info: Mapping[str, Any] | None, index: int) -> dict[str, Any]:
     reference: dict[str, Any] = {}
     if isinstance(ground_truth, str):
-        stripped = ground_truth.strip()
-        if stripped.startswith("{"):
-            try:
-                ground_truth = json.loads(stripped)
-            except json.JSONDecodeError as exc:
-                raise ValueError(f"ground_truth[{index}]: looks like JSON but is not valid JSON ({exc.msg})") from None
-        else:
-            reference["gold"] = ground_truth
+        ground_truth = label_text(ground_truth, f"ground_truth[{index}]")
     if isinstance(ground_truth, Mapping):
         reference.update({key: ground_truth[key] for key in ("gold", "answer", "source_facts", "facts")
                           if key in ground_truth})
-    elif ground_truth is not None and not isinstance(ground_truth, str):
+    elif ground_truth is not None:
         raise ValueError(f"ground_truth[{index}]: expected the gold decision (a string), a reference object or "
                          f"its JSON text, got {type(ground_truth).__name__}")
     for key in ("gold", "source_facts"):
