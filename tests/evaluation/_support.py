@@ -3,13 +3,10 @@
 from __future__ import annotations
 
 import json
-import socket
-import threading
-import time
 from pathlib import Path
 from typing import Any
 
-import uvicorn
+from _threaded_server import ThreadedServer
 
 from proofgym.serve import create_app
 
@@ -33,26 +30,9 @@ def write_eval_toml(path: Path, eval_keys: dict[str, Any], env_config: dict[str,
     return path
 
 
-class ThreadedTaskApp:
+class ThreadedTaskApp(ThreadedServer):
     """``create_app(...)`` under uvicorn on a free loopback port, in a thread (``with`` starts and stops it)."""
 
     def __init__(self, env_name: str, **kwargs: Any) -> None:
         self.app = create_app(env_name, **kwargs)
-        self._socket = socket.socket()
-        self._socket.bind(("127.0.0.1", 0))
-        self.url = f"http://127.0.0.1:{self._socket.getsockname()[1]}"
-        self._server = uvicorn.Server(uvicorn.Config(self.app, log_level="warning", lifespan="on"))
-        self._thread = threading.Thread(target=self._server.run, kwargs={"sockets": [self._socket]}, daemon=True)
-
-    def __enter__(self) -> ThreadedTaskApp:
-        self._thread.start()
-        deadline = time.monotonic() + 30
-        while not self._server.started:
-            assert time.monotonic() < deadline and self._thread.is_alive(), "the task app did not start"
-            time.sleep(0.01)
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._server.should_exit = True
-        self._thread.join(timeout=30)
-        self._socket.close()
+        super().__init__(self.app, what="the task app", lifespan="on", start_timeout_s=30, stop_timeout_s=30)

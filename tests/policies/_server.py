@@ -9,14 +9,13 @@ from __future__ import annotations
 import asyncio
 import copy
 import json
-import socket
 import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import uvicorn
+from _threaded_server import ThreadedServer
 from fastapi import FastAPI, Request
 from fastapi.responses import Response
 
@@ -79,28 +78,17 @@ class FakeOpenAIServer:
             return Response(content=content, status_code=reply.status, headers=reply.headers,
                             media_type="application/json")
 
-        self._socket = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        self._socket.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        self._socket.bind(("127.0.0.1", 0))
-        self.port = self._socket.getsockname()[1]
-        self.base_url = f"http://127.0.0.1:{self.port}"
-        config = uvicorn.Config(app, log_level="warning", lifespan="off", timeout_graceful_shutdown=1)
-        self._server = uvicorn.Server(config)
-        self._thread = threading.Thread(target=self._server.run, kwargs={"sockets": [self._socket]}, daemon=True)
+        self._served = ThreadedServer(app, what="the fake OpenAI server", lifespan="off", timeout_graceful_shutdown=1,
+                                      stop_timeout_s=5)
+        self.port = self._served.port
+        self.base_url = self._served.url
 
     def start(self) -> FakeOpenAIServer:
-        self._thread.start()
-        deadline = time.monotonic() + 10
-        while not self._server.started:
-            if time.monotonic() > deadline or not self._thread.is_alive():
-                raise RuntimeError("the fake OpenAI server did not start")
-            time.sleep(0.01)
+        self._served.start()
         return self
 
     def stop(self) -> None:
-        self._server.should_exit = True
-        self._thread.join(timeout=5)
-        self._socket.close()
+        self._served.stop()
 
     def script(self, *replies: Reply) -> None:
         with self._lock:

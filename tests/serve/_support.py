@@ -8,7 +8,6 @@ import json
 import os
 import re
 import signal
-import socket
 import subprocess
 import sys
 import threading
@@ -17,7 +16,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 import httpx
-import uvicorn
+from _threaded_server import ThreadedServer
 from fastapi import FastAPI, Request
 
 AND_GATE = "module TopModule(input a, input b, output out);\n  assign out = a & b;\nendmodule\n"
@@ -58,26 +57,15 @@ class ScriptedModelServer:
                                  "message": {"role": "assistant", "content": json.dumps(action)}}],
                     "usage": {"prompt_tokens": 100 + turn, "completion_tokens": 20, "total_tokens": 120 + turn}}
 
-        self._socket = socket.socket()
-        self._socket.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        self._socket.bind(("127.0.0.1", 0))
-        self.url = f"http://127.0.0.1:{self._socket.getsockname()[1]}/v1"
-        self._server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off",
-                                                   timeout_graceful_shutdown=0.2))
-        self._thread = threading.Thread(target=self._server.run, kwargs={"sockets": [self._socket]}, daemon=True)
+        self._served = ThreadedServer(app, what="the model server", lifespan="off", timeout_graceful_shutdown=0.2)
+        self.url = self._served.url + "/v1"
 
     def __enter__(self) -> ScriptedModelServer:
-        self._thread.start()
-        deadline = time.monotonic() + 10
-        while not self._server.started:
-            assert time.monotonic() < deadline and self._thread.is_alive(), "the model server did not start"
-            time.sleep(0.01)
+        self._served.start()
         return self
 
     def __exit__(self, *exc: object) -> None:
-        self._server.should_exit = True
-        self._thread.join(timeout=10)
-        self._socket.close()
+        self._served.stop()
 
 
 class TaskAppProcess:
