@@ -1,13 +1,11 @@
 import json
-import shutil
 
-import pytest
+from _judge import requires_judge
 from typer.testing import CliRunner
 
 from proofgym.cli import app
 
-pytestmark = pytest.mark.skipif(not (shutil.which("iverilog") and shutil.which("bwrap")),
-                                reason="needs iverilog and bubblewrap (apt-get install -y iverilog bubblewrap)")
+pytestmark = requires_judge
 
 
 def test_score_judges_verilog_completions_end_to_end(tmp_path):

@@ -1,6 +1,7 @@
 import json
 
 import pytest
+from _judge import requires_judge
 from typer.testing import CliRunner
 
 from proofgym.cli import app
@@ -33,6 +34,7 @@ def config(task_app, tmp_path, **keys):
                                        "traces": str(tmp_path / "local.db"), **keys}}).eval
 
 
+@requires_judge
 def test_the_rollouts_run_on_the_task_app_and_their_traces_are_stored_here(task_app, tmp_path):
     report = run_eval(config(task_app, tmp_path, concurrency=2))
     assert report.env_name == "verilog" and report.task_app_url == task_app.url

@@ -2,6 +2,7 @@ import json
 from pathlib import Path
 
 import pytest
+from _judge import requires_judge
 from typer.testing import CliRunner
 
 from proofgym.cli import app
@@ -17,7 +18,8 @@ def run(config, *args):
     return runner.invoke(app, ["eval", "--config", str(config), *args])
 
 
-@pytest.mark.parametrize("name, seeds", [("eval_grant.toml", 32), ("eval_verilog.toml", 8)])
+@pytest.mark.parametrize("name, seeds", [("eval_grant.toml", 32),
+                                         pytest.param("eval_verilog.toml", 8, marks=requires_judge)])
 def test_the_shipped_eval_configs_run_offline_and_pass(tmp_path, monkeypatch, name, seeds):
     monkeypatch.chdir(tmp_path)  # the configs store traces under ./traces
     result = run(CONFIGS / name, "--json-out", "out/summary.json")

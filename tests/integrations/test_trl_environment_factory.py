@@ -7,6 +7,8 @@ import pytest
 
 pytest.importorskip("trl")
 
+from _judge import requires_judge  # noqa: E402
+
 from proofgym.integrations import trl_environment  # noqa: E402
 
 from ._support import flip_decision  # noqa: E402
@@ -138,12 +140,10 @@ def test_a_grpo_step_with_the_environment_factory_on_the_tiny_model(grant, tiny,
     assert "tools/call_frequency" in log
 
 
+@requires_judge
 def test_the_multi_step_verilog_environment_plays_through_its_tools():
     import re
-    import shutil
 
-    if not (shutil.which("iverilog") and shutil.which("bwrap")):
-        pytest.skip("needs iverilog and bubblewrap")
     bridge = trl_environment("verilog")
     try:
         public = sorted(name for name, _ in inspect.getmembers(bridge.factory, predicate=inspect.isfunction)

@@ -6,6 +6,7 @@ import sqlite3
 
 import httpx
 import pytest
+from _judge import judge_problem, requires_judge
 
 from proofgym.traces import TraceStore
 
@@ -31,6 +32,7 @@ def scripted(*actions, seed=0, **extra):
     return rollout_body(seed, policy_name="scripted", policy_config={"actions": list(actions)}, **extra)
 
 
+@requires_judge
 def test_verilog_oracle_solves_the_problem(verilog_app):
     with verilog_app.client() as client:
         data = client.post("/rollout", json=rollout_body(4)).json()
@@ -39,6 +41,7 @@ def test_verilog_oracle_solves_the_problem(verilog_app):
     assert data["metrics"]["mean_return"] == pytest.approx(1.0)
 
 
+@requires_judge
 def test_verilog_scripted_designs_are_judged(verilog_app):
     with verilog_app.client() as client:
         right = client.post("/rollout", json=scripted(write_file(AND_GATE), {"tool": "simulate", "args": {}},
@@ -146,10 +149,11 @@ def test_a_killed_app_leaves_every_committed_session_complete(tmp_path):
     with TraceStore(traces, create=False) as store:
         sessions = list(store.iter_sessions())
     assert set(answered) <= {s.session_id for s in sessions}
+    score = 1.0 if judge_problem() is None else None  # without the judge every submit is invalid: no outcome
     for session in sessions:
         assert session.status == "ok" and session.ended_at is not None
         assert [step.index for step in session.steps] == list(range(5))
-        assert session.outcome_reward.steps == 5 and session.outcome_reward.score == 1.0
+        assert session.outcome_reward.steps == 5 and session.outcome_reward.score == score
         assert all(step.env_event is not None and len(step.lm_calls) == 1 for step in session.steps)
 
 

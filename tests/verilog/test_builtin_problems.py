@@ -25,7 +25,6 @@ from __future__ import annotations
 import importlib.util
 import re
 import secrets
-import shutil
 import subprocess
 import tempfile
 import time
@@ -34,6 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from _judge import requires_judge, requires_simulator, simulator_problem
 
 HERE = Path(__file__).resolve().parent
 WRONG_DIR = HERE / "builtin_wrong"
@@ -57,10 +57,6 @@ def _problems_dir() -> Path:
 
 PROBLEMS_DIR = _problems_dir()
 PROBLEM_IDS = sorted(p.name[: -len("_prompt.txt")] for p in PROBLEMS_DIR.glob("Prob*_prompt.txt"))
-
-HAVE_ICARUS = shutil.which("iverilog") is not None and shutil.which("vvp") is not None
-needs_icarus = pytest.mark.skipif(not HAVE_ICARUS, reason="Icarus Verilog (iverilog, vvp) is not installed")
-
 
 def _read(pid: str, suffix: str) -> str:
     return (PROBLEMS_DIR / f"{pid}{suffix}").read_text(encoding="utf-8")
@@ -226,8 +222,8 @@ def mutants(pid: str) -> dict[str, str]:
 @pytest.fixture(scope="module")
 def results() -> dict[tuple[str, str], SimResult]:
     """Every simulation of this module, run once on two workers: ``(pid, case) -> result``."""
-    if not HAVE_ICARUS:
-        pytest.skip("Icarus Verilog (iverilog, vvp) is not installed")
+    if simulator_problem() is not None:
+        pytest.skip(simulator_problem())
     jobs: dict[tuple[str, str], str] = {}
     for pid in PROBLEM_IDS:
         jobs[(pid, "reference")] = _reference_as_top(pid)
@@ -245,7 +241,7 @@ def results() -> dict[tuple[str, str], SimResult]:
     return done
 
 
-@needs_icarus
+@requires_simulator
 @pytest.mark.parametrize("pid", PROBLEM_IDS)
 def test_reference_passes_its_testbench(results, pid):
     result = results[(pid, "reference")]
@@ -259,7 +255,7 @@ def test_reference_passes_its_testbench(results, pid):
     assert result.seconds < MAX_SIM_S
 
 
-@needs_icarus
+@requires_simulator
 @pytest.mark.parametrize("pid", PROBLEM_IDS)
 def test_wrong_designs_are_refuted_on_the_same_samples(results, pid):
     (_, samples), = results[(pid, "reference")].counts
@@ -273,7 +269,7 @@ def test_wrong_designs_are_refuted_on_the_same_samples(results, pid):
         assert any(count != "no" for _, count in HINT_LINE.findall(result.output)), case
 
 
-@needs_icarus
+@requires_simulator
 @pytest.mark.parametrize("pid", sorted(p.name[: -len("_alt.sv")] for p in ALT_DIR.glob("Prob*_alt.sv")))
 def test_independent_correct_designs_pass(results, pid):
     assert pid in PROBLEM_IDS
@@ -326,17 +322,11 @@ def _judge_problems() -> dict[str, object]:
                          testbench=_read(pid, "_test.sv")) for pid in PROBLEM_IDS}
 
 
-@needs_icarus
+@requires_judge
 @pytest.mark.skipif(_judge is None, reason="proofgym.verilog.judge is not there yet")
 def test_the_judge_certifies_references_and_refutes_wrong_designs(results):
     from proofgym.core import Outcome
 
-    config = _judge.JudgeConfig() if hasattr(_judge, "JudgeConfig") else None
-    if config is not None:
-        try:
-            config.sandbox().sandboxed
-        except Exception as exc:  # no working bubblewrap here: the judge would answer INVALID
-            pytest.skip(f"the judge's sandbox is unavailable: {exc}")
     problems = _judge_problems()
 
     def run(pid: str, case: str, design: str):
