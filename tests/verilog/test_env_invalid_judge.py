@@ -19,3 +19,5 @@ def test_checks_with_a_broken_toolchain_pay_nothing_and_the_episode_goes_on():
         result = env.step({"tool": "submit"})
     assert result.done and result.reward == 0.0 and result.info["outcome"] == "invalid"
     assert result.info["paid"] == []
+    assert result.info["reason"] == result.info["verdict"]["reason"]
+    assert result.info["reason"].startswith("iverilog not installed; ")

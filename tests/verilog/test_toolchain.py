@@ -22,8 +22,9 @@ def test_missing_tools_are_listed_with_the_install_command():
     assert toolchain.missing == ["iverilog", "vvp", "bwrap"] and not toolchain.can_simulate
     assert INSTALL_HINT == "apt-get install -y iverilog bubblewrap"
     assert INSTALL_HINT in toolchain.describe()
-    with pytest.raises(ToolchainError, match="apt-get install -y iverilog bubblewrap"):
+    with pytest.raises(ToolchainError, match="apt-get install -y iverilog bubblewrap") as raised:
         toolchain.require_simulator()
+    assert str(raised.value).startswith("iverilog not installed; ")  # the headline an eval shows per rollout
 
 
 def test_no_sandbox_wanted_means_bwrap_is_not_missing():

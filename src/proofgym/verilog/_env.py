@@ -133,9 +133,10 @@ class VerilogEnv(ToolEnv):
     fresh private workspace (a new temporary directory, removed by the next ``reset`` and by
     ``close``). Rewards and their anti-farming rule are in this module's docstring; ``info`` of every
     step carries ``tool``, ``revision`` (a hash of the design files), ``verdict``
-    (``Verdict.to_dict()`` of the judge run, or ``None``), ``outcome`` and ``paid`` (the components
-    paid so far). An episode whose submit verdict is ``invalid`` (the judge could not run) ends
-    with no submit reward and carries no signal: a trainer should drop it, not score it as a failure.
+    (``Verdict.to_dict()`` of the judge run, or ``None``), ``outcome``, ``reason`` (the verdict's, on
+    judged steps) and ``paid`` (the components paid so far). An episode whose submit verdict is
+    ``invalid`` (the judge could not run: say, ``iverilog not installed``) ends with no submit reward
+    and carries no signal: a trainer should drop it, not score it as a failure.
     """
 
     def __init__(self, problems: Iterable[Problem] | Mapping[str, Problem] | None = None, *,
@@ -245,7 +246,7 @@ class VerilogEnv(ToolEnv):
         self._paid |= demonstrated
         report = _report(call.name, verdict, compiled, design)
         info = {"tool": call.name, "revision": design.revision, "verdict": verdict.to_dict(),
-                "outcome": verdict.outcome.value, "paid": sorted(self._paid)}
+                "outcome": verdict.outcome.value, "reason": verdict.reason, "paid": sorted(self._paid)}
         return ToolResult(report, rewards, done=call.name == "submit", info=info)
 
     def _check(self, design: _Design) -> Verdict:

@@ -321,7 +321,7 @@ def _probe(bwrap: str) -> str | None:
     """Why bubblewrap cannot run jobs here (``None`` when it can): one trivial launch per process."""
     toolchain = detect_toolchain(bwrap=bwrap)
     if toolchain.bwrap is None:
-        return f"bubblewrap ({bwrap!r}) is not installed or not on PATH"
+        return f"bwrap not installed; bubblewrap ({bwrap!r}) is not on PATH"
     user = job_user()
     as_whom = "" if user is None else f" as uid {user[0]} (jobs never run as root)"
     with tempfile.TemporaryDirectory(prefix="proofgym-probe-") as job:
@@ -332,11 +332,11 @@ def _probe(bwrap: str) -> str | None:
             done = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=30, env={},
                                   **_as_user(user))  # type: ignore[call-overload]
         except (OSError, subprocess.SubprocessError) as exc:
-            return f"bubblewrap ({toolchain.bwrap}) could not be started{as_whom}: {exc}"
+            return f"sandbox unavailable; bubblewrap ({toolchain.bwrap}) could not be started{as_whom}: {exc}"
     if done.returncode != 0:
         detail = (done.stderr or done.stdout).strip().splitlines()
         reason = detail[-1] if detail else f"exit status {done.returncode}"
-        return f"bubblewrap ({toolchain.bwrap}) cannot create a sandbox here{as_whom}: {reason}"
+        return f"sandbox unavailable; bubblewrap ({toolchain.bwrap}) cannot create a sandbox here{as_whom}: {reason}"
     return None
 
 

@@ -61,9 +61,10 @@ class Toolchain:
         """Raise :class:`ToolchainError` (saying what to install) unless iverilog and vvp were found."""
         if not self.can_simulate:
             absent = [name for name in ("iverilog", "vvp") if getattr(self, name) is None]
+            # Headline first (what an eval shows per rollout), then the detail and the fix.
             raise ToolchainError(
-                f"Icarus Verilog is not installed ({', '.join(absent)} not found on PATH); "
-                f"install it with `{INSTALL_HINT}` (Icarus Verilog 11 or later)"
+                f"{absent[0]} not installed; the Verilog judge needs Icarus Verilog ({', '.join(absent)}: not found "
+                f"on PATH): install it with `{INSTALL_HINT}` (Icarus Verilog 11 or later)"
             )
 
 
