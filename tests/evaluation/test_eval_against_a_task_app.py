@@ -22,6 +22,15 @@ def task_app(tmp_path_factory):
         yield served
 
 
+@pytest.fixture(scope="module")
+def judgeless_task_app(tmp_path_factory):
+    """A task app whose judge cannot run: its iverilog is not there."""
+    traces = tmp_path_factory.mktemp("judgeless") / "app.db"
+    env_config = {"problem_id": "Prob001_and_gate", "judge": {"iverilog": "/nonexistent/iverilog"}}
+    with ThreadedTaskApp("verilog", api_key=KEY, store=traces, env_config=env_config) as served:
+        yield served
+
+
 @pytest.fixture(autouse=True)
 def key(monkeypatch):
     for name in ("PROOFGYM_API_KEY", "ENV_API_KEY"):
@@ -89,6 +98,7 @@ def test_an_unreachable_task_app_exits_2(tmp_path):
     assert result.exit_code == 2 and "cannot reach the task app" in " ".join(result.output.split())
 
 
+@requires_judge
 def test_the_command_against_a_task_app(task_app, tmp_path):
     path = write_eval_toml(tmp_path / "e.toml", {"task_app_url": task_app.url, "policy_name": "oracle",
                                                  "seeds": "0-1", "traces": str(tmp_path / "t.db")})
@@ -96,3 +106,16 @@ def test_the_command_against_a_task_app(task_app, tmp_path):
     assert result.exit_code == 0, result.output
     assert f"task app {task_app.url}" in result.output
     assert json.loads((tmp_path / "s.json").read_text())["mode"] == "remote"
+
+
+@pytest.mark.parametrize("trace_format", ["full", "compact"])
+def test_rollouts_the_task_app_cannot_judge_come_back_invalid_with_the_reason(judgeless_task_app, tmp_path,
+                                                                              trace_format):
+    path = write_eval_toml(tmp_path / "e.toml", {"task_app_url": judgeless_task_app.url, "policy_name": "oracle",
+                                                 "seeds": "0-1", "trace_format": trace_format,
+                                                 "traces": str(tmp_path / "t.db")})
+    result = runner.invoke(app, ["eval", "--config", str(path), "--json-out", str(tmp_path / "s.json")])
+    assert result.exit_code == 1, result.output
+    assert result.output.count("outcome invalid (iverilog not installed) ") == 2
+    summary = json.loads((tmp_path / "s.json").read_text())["summary"]
+    assert (summary["ok"], summary["failed"], summary["invalid"], summary["pass_rate"]) == (2, 0, 2, None)

@@ -124,3 +124,21 @@ def test_info_lists_the_environment_tools_and_limits(make_client):
     assert info["env_name"] == "grant_eligibility" and info["tools"][0]["function"]["name"] == "answer"
     assert info["limits"]["max_concurrency"] == 3 and info["auth"] is True
     assert "hf" not in info["policies"] and "oracle" in info["policies"]
+
+
+def test_a_rollout_the_environment_cannot_judge_is_invalid_with_the_reason_not_a_silent_zero(make_client, stored):
+    client = make_client("verilog", env_config={"problem_id": "Prob001_and_gate",
+                                                "judge": {"iverilog": "/nonexistent/iverilog"}})
+    data = client.post("/rollout", json=rollout_body(0)).json()
+    assert data["status"] == "ok" and data["metrics"]["outcome_score"] is None
+    reason = data["metrics"]["invalid_reason"]
+    assert reason.startswith("iverilog not installed; ") and "apt-get install -y iverilog bubblewrap" in reason
+    trajectory = data["trajectories"][0]
+    assert trajectory["final"]["invalid_reason"] == reason and trajectory["final"]["verdict"]["outcome"] == "invalid"
+    assert trajectory["steps"][-1]["info"]["outcome"] == "invalid" and trajectory["steps"][-1]["info"]["reason"] == reason
+    assert stored().get_session(data["pipeline_metadata"]["session_id"]).outcome_reward.score is None
+
+
+def test_a_judged_rollout_has_no_invalid_reason(make_client):
+    data = make_client().post("/rollout", json=rollout_body(0)).json()
+    assert data["metrics"]["outcome_score"] == 1.0 and data["metrics"]["invalid_reason"] is None

@@ -25,7 +25,8 @@ def eval_command(
     json_out: Optional[Path] = typer.Option(None, "--json-out", help="Also write the summary and every result "
                                                                      "as JSON to this file."),
 ) -> None:
-    """Roll a policy out on every seed of an eval config and summarise; exit 1 if any rollout failed.
+    """Roll a policy out on every seed of an eval config and summarise; exit 1 if any rollout failed or the
+    environment could judge none of them (every outcome ``invalid``, e.g. its toolchain is not installed).
 
     The rollouts run on the task app at [eval] task_app_url, or here when there is none.
     """
@@ -55,7 +56,10 @@ def eval_command(
     if json_out is not None:
         json_out.parent.mkdir(parents=True, exist_ok=True)
         json_out.write_text(json.dumps(report.to_dict(), indent=2, allow_nan=False) + "\n", encoding="utf-8")
-    if report.failed:
+    if report.nothing_judged:
+        errors.print(f"[red]error:[/red] no rollout was judged: all {len(report.results)} are invalid "
+                     f"({_escape('; '.join(map(_headline, report.invalid_reasons())))})", highlight=False)
+    if report.failed or report.nothing_judged:
         raise typer.Exit(1)
 
 
@@ -64,7 +68,10 @@ def _seed_line(result: Any) -> str:
     head = f"seed {result.seed:<4} [{style}]{result.status:<6}[/{style}]"
     if result.status == "failed":
         return f"{head} {_escape(result.error or '')}"
-    outcome = "-" if result.outcome_score is None else f"{result.outcome_score:g}"
+    if result.invalid:
+        outcome = f"[yellow]invalid[/yellow] ({_escape(_headline(result.invalid_reason))})"
+    else:
+        outcome = "-" if result.outcome_score is None else f"{result.outcome_score:g}"
     tokens = "-" if result.tokens is None else str(result.tokens)
     line = (f"{head} outcome {outcome:<3} return {result.total_return:+.3f} steps {result.num_steps:<2} "
             f"tokens {tokens:<5} {result.duration_s:5.2f}s {_escape(result.task_id or '')}")
@@ -75,21 +82,33 @@ def _seed_line(result: Any) -> str:
 
 def _print_summary(report: Any) -> None:
     summary = report.summary()
+    not_passed = summary["ok"] - summary["passed"] - summary["invalid"]
+    invalid = f"[yellow]{summary['invalid']}[/yellow]" if summary["invalid"] else "0"
+    failed = f"[red]{summary['failed']}[/red]" if summary["failed"] else "0"
     table = Table(title=f"{report.env_name} / {report.policy_name}" + (f" / {report.model}" if report.model else "")
-                  + ": means over ok rollouts")
-    for column in ("rollouts", "ok", "failed", "return", "outcome", "pass rate", "tokens", "wall time"):
+                  + ": means over judged ok rollouts")
+    for column in ("return", "outcome", "pass rate", "tokens", "wall time"):
         table.add_column(column, justify="right")
 
     def number(value: Any, spec: str) -> str:
         return "-" if value is None else format(value, spec)
 
-    table.add_row(str(summary["rollouts"]), f"[green]{summary['ok']}[/green]",
-                  f"[red]{summary['failed']}[/red]" if summary["failed"] else "0",
-                  number(summary["mean_return"], "+.3f"), number(summary["mean_outcome"], ".3f"),
+    table.add_row(number(summary["mean_return"], "+.3f"), number(summary["mean_outcome"], ".3f"),
                   number(summary["pass_rate"], ".1%"), number(summary["tokens"], "d"),
                   f"{summary['wall_time_s']:.2f} s")
     console.print(table)
+    console.print(f"{summary['rollouts']} rollouts: [green]{summary['passed']}[/green] passed, {not_passed} not "
+                  f"passed, {invalid} invalid (not judged), {failed} failed to run", highlight=False, soft_wrap=True)
+    for reason, count in summary["invalid_reasons"].items():
+        console.print(f"[yellow]invalid[/yellow] {count} of {summary['rollouts']} (not judged): {_escape(reason)}",
+                      highlight=False, soft_wrap=True)
     console.print(f"traces: {report.traces} (run {report.run_id})", highlight=False)
+
+
+def _headline(reason: str | None) -> str:
+    """A reason's first clause (up to its first ``;``, on one line): what a per-seed line has room for."""
+    head = (reason or "").strip().split("\n", 1)[0].split(";", 1)[0].strip()
+    return head if len(head) <= 80 else head[:79] + "…"
 
 
 def _escape(text: str) -> str:

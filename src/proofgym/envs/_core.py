@@ -29,7 +29,10 @@ class StepResult:
     ``done`` is true when the episode is over, for whatever reason; ``truncated`` is true when it
     ended because the turn limit was reached rather than by a terminal action (``done`` is then
     true as well, so a loop that only reads ``done`` still stops). ``info`` is JSON-native and is
-    for the trainer and the trace, not for the agent.
+    for the trainer and the trace, not for the agent. A terminal step that the environment could not
+    judge (its toolchain missing, its sandbox or verifier unavailable) says so with ``info["outcome"] =
+    "invalid"`` and the reason in ``info["reason"]`` (or its ``info["verdict"]``'s): the episode is then
+    neither passed nor failed, and an evaluation reports it as not judged.
 
     Unpacks as the classic four-tuple: ``observation, reward, done, info = env.step(action)``.
     """

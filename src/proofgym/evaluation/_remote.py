@@ -9,6 +9,7 @@ from typing import Any, Mapping
 from proofgym.evaluation._config import EvalSection
 from proofgym.evaluation._errors import EvalError
 from proofgym.evaluation._report import SeedResult
+from proofgym.rollouts import invalid_reason
 from proofgym.traces import SessionTrace
 
 # The variables a task app reads its key from (proofgym.serve's), in the same order.
@@ -129,8 +130,17 @@ def _read_response(data: Mapping[str, Any], seed: int, elapsed: float) -> tuple[
         session_id=metadata.get("session_id"),
         task_id=metadata.get("task_id"),
         error=data.get("error"),
+        invalid_reason=_invalid_reason(metrics, session),
     )
     return result, session
+
+
+def _invalid_reason(metrics: Mapping[str, Any], session: SessionTrace | None) -> str | None:
+    """Why the app's environment could not judge the rollout: the app's word, else the full trace's."""
+    reason = metrics.get("invalid_reason")
+    if reason is not None:
+        return str(reason)
+    return None if session is None else invalid_reason(session)
 
 
 def _detail(response: Any) -> str:

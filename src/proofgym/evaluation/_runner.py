@@ -99,7 +99,8 @@ async def _run_seeds(section: EvalSection, store: TraceStore, run_id: str, env_n
                     if result.session_id in unstored:
                         by_seed[seed] = replace(result, status="failed", error=f"the trace was not stored: {exc}")
     report.results = [by_seed[seed] for seed in section.seeds if seed in by_seed]
-    store.finish_run(run_id, status="ok" if report.failed == 0 else "error", summary=report.summary())
+    ok = report.failed == 0 and not report.nothing_judged
+    store.finish_run(run_id, status="ok" if ok else "error", summary=report.summary())
     return report
 
 
@@ -124,7 +125,8 @@ async def _rollout_here(section: EvalSection, env_name: str, policy: Any, seed: 
                     if isinstance(data, dict) and key in data), None)
     return SeedResult(seed, session.status, total_return=result.total_return, outcome_score=result.outcome_score,
                       num_steps=result.length, tokens=tokens, duration_s=time.monotonic() - started,
-                      session_id=session.session_id, task_id=task_id, error=session.error), session
+                      session_id=session.session_id, task_id=task_id, error=session.error,
+                      invalid_reason=result.invalid_reason), session
 
 
 def _open_store(section: EvalSection) -> TraceStore:

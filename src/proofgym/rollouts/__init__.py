@@ -1,6 +1,6 @@
 """Rollouts: a policy acting in an environment, every step recorded as a trace."""
 
 from proofgym.rollouts._loop import run_rollout
-from proofgym.rollouts._result import RolloutResult
+from proofgym.rollouts._result import RolloutResult, invalid_reason
 
-__all__ = ["RolloutResult", "run_rollout"]
+__all__ = ["RolloutResult", "invalid_reason", "run_rollout"]

@@ -284,8 +284,8 @@ def _outcome_score(session: SessionTrace) -> float | None:
     if not last.done:
         return None
     info = last.info
-    if info.get("abstained") is True:
-        return None
+    if info.get("abstained") is True or info.get("outcome") == "invalid":
+        return None  # not judged: never scored as a wrong answer, nor as a right one
     for key in ("passed", "correct"):
         if isinstance(info.get(key), bool):
             return float(info[key])

@@ -31,6 +31,11 @@ class RolloutResult:
         return None if reward is None else reward.score
 
     @property
+    def invalid_reason(self) -> str | None:
+        """Why the episode was not judged, or ``None`` when it was (see :func:`invalid_reason`)."""
+        return invalid_reason(self.session)
+
+    @property
     def verdict(self) -> Mapping[str, Any] | None:
         """The last verdict of the episode (``Verdict.to_dict()``), or ``None`` when nothing was verified."""
         for step in reversed(self.session.steps):
@@ -54,3 +59,22 @@ class RolloutResult:
 
     def to_dict(self) -> dict[str, Any]:
         return {"session": self.session.to_dict(), "messages": [dict(m) for m in self.messages]}
+
+
+def invalid_reason(session: SessionTrace) -> str | None:
+    """Why the environment could not judge the episode (its toolchain missing, its sandbox or verifier
+    unavailable), or ``None`` when it judged it or the rollout did not end ``ok``.
+
+    The environment says so on the terminal step: ``info["outcome"] == "invalid"``, the reason being the
+    verdict's (``info["verdict"]["reason"]``), else ``info["reason"]``. Such an episode has no outcome score.
+    """
+    if session.status != "ok" or not session.steps:
+        return None
+    last = session.steps[-1]
+    if not last.done or last.truncated or last.info.get("outcome") != "invalid":
+        return None
+    verdict = last.info.get("verdict")
+    for reason in (verdict.get("reason") if isinstance(verdict, Mapping) else None, last.info.get("reason")):
+        if isinstance(reason, str) and reason.strip():
+            return reason.strip()
+    return "the environment could not judge the episode"

@@ -229,7 +229,8 @@ def create_app(
         session = result.session
         response = build_response(request, session, env_name=env_name,
                                   policy_id=request.policy.policy_id or session.policy_id or str(policy.policy_id),
-                                  outcome_score=result.outcome_score, verdict=result.verdict, correlation_id=cid,
+                                  outcome_score=result.outcome_score, verdict=result.verdict,
+                                  invalid_reason=result.invalid_reason, correlation_id=cid,
                                   trace_format=request.record.trace_format if request.record.return_trace else None)
         # Built and validated once here; returning a Response spares FastAPI a second validation pass.
         return Response(response.model_dump_json(), media_type="application/json")

@@ -158,13 +158,15 @@ class RolloutTrajectory(BaseModel):
 
 class RolloutMetrics(BaseModel):
     """Returns and scores. ``outcome_score`` is the environment's verdict-based score (``None`` when
-    the episode produced none)."""
+    the episode produced none); ``invalid_reason`` says why the environment could not judge the
+    episode (its toolchain missing, its verifier unavailable), ``None`` when it judged it."""
 
     episode_returns: list[float]
     mean_return: float
     num_steps: int
     num_episodes: int = 1
     outcome_score: float | None = None
+    invalid_reason: str | None = None
     details: dict[str, Any] = Field(default_factory=dict)
 
     @field_validator("episode_returns", "mean_return", "outcome_score")

@@ -65,7 +65,8 @@ def compact_trace(session: SessionTrace) -> dict[str, Any]:
 
 
 def build_response(request: RolloutRequest, session: SessionTrace, *, env_name: str, policy_id: str,
-                   outcome_score: float | None, verdict: Any, correlation_id: str | None,
+                   outcome_score: float | None, verdict: Any, invalid_reason: str | None,
+                   correlation_id: str | None,
                    trace_format: Literal["compact", "full"] | None) -> RolloutResponse:
     """The response to ``request`` for the finished ``session``.
 
@@ -81,6 +82,7 @@ def build_response(request: RolloutRequest, session: SessionTrace, *, env_name: 
         "observation": _final_observation(session.steps[-1]) if session.steps else None,
         "total_return": total,
         "outcome_score": outcome_score,
+        "invalid_reason": invalid_reason,
         "verdict": verdict,
         "status": session.status,
         "error": session.error,
@@ -94,7 +96,7 @@ def build_response(request: RolloutRequest, session: SessionTrace, *, env_name: 
         **echo,
     )
     metrics = RolloutMetrics(episode_returns=[total], mean_return=total, num_steps=len(session.steps),
-                             outcome_score=outcome_score,
+                             outcome_score=outcome_score, invalid_reason=invalid_reason,
                              details={"status": session.status, "session_id": session.session_id})
     metadata = PipelineMetadata(
         reward_score=total,
