@@ -4,9 +4,15 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: setup demo score test test-all bench clean
+.PHONY: setup system-packages demo score test test-all bench clean
 
-$(STAMP): pyproject.toml
+## The system packages (python3-venv, Icarus Verilog, bubblewrap): installed with apt-get where this user may, else
+## one line says what is missing and how to install it (PROOFGYM_NO_SYSTEM_PACKAGES=1: never run apt-get).
+## Every make run checks them, which costs a `command -v` each when they are there.
+system-packages:
+	@PYTHON=$(PYTHON) bash scripts/system_packages.sh
+
+$(STAMP): pyproject.toml | system-packages
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	# torch first, so that nothing that depends on it pulls a CUDA build

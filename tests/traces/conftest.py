@@ -53,7 +53,8 @@ def postgres_server():
         return
     bindir = _postgres_bin()
     if bindir is None:
-        pytest.skip(f"no Postgres server: set {POSTGRES_URL_ENV} or install postgresql (scripts/postgres.sh)")
+        pytest.skip(f"no Postgres server: set {POSTGRES_URL_ENV} or install PostgreSQL "
+                    "(scripts/system_packages.sh postgres)")
     prefix: list[str] = []
     owner = None
     if os.geteuid() == 0:  # initdb and postgres refuse to run as root
