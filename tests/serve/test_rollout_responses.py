@@ -133,9 +133,9 @@ def test_a_rollout_the_environment_cannot_judge_is_invalid_with_the_reason_not_a
     assert data["status"] == "ok" and data["metrics"]["outcome_score"] is None
     reason = data["metrics"]["invalid_reason"]
     assert reason.startswith("iverilog not installed; ") and "apt-get install -y iverilog bubblewrap" in reason
-    trajectory = data["trajectories"][0]
-    assert trajectory["final"]["invalid_reason"] == reason and trajectory["final"]["verdict"]["outcome"] == "invalid"
-    assert trajectory["steps"][-1]["info"]["outcome"] == "invalid" and trajectory["steps"][-1]["info"]["reason"] == reason
+    final, last = data["trajectories"][0]["final"], data["trajectories"][0]["steps"][-1]
+    assert final["invalid_reason"] == reason and final["verdict"]["outcome"] == "invalid"
+    assert last["info"]["outcome"] == "invalid" and last["info"]["reason"] == reason
     assert stored().get_session(data["pipeline_metadata"]["session_id"]).outcome_reward.score is None
 
 
