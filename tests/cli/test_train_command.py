@@ -37,7 +37,8 @@ def test_an_invalid_train_section_is_refused_with_the_key(tmp_path):
 
 def test_an_unknown_dataset_domain_is_refused_before_any_training(tmp_path):
     data = yaml.safe_load((ROOT / "configs" / "train_grant_tiny.yaml").read_text())
-    data["train"]["dataset"]["domain"] = "astrology"
+    data["train"]["dataset"].update(domain="astrology", prompt_format="record")
+    data["train"]["curriculum"] = None
     data["train"]["warmup"] = None
     data["train"]["model_cache_dir"] = str(tmp_path / "tiny")
     (tmp_path / "bad.yaml").write_text(yaml.safe_dump(data))
@@ -97,7 +98,7 @@ def test_train_on_the_tiny_config_writes_metrics_curve_checkpoint_and_heldout_ta
     data = yaml.safe_load((ROOT / "configs" / "train_grant_tiny.yaml").read_text())
     data["train"].update(model_cache_dir=str(tmp_path / "tiny"), heldout={"n": 16, "seed": 1},
                          warmup={"steps": 20, "batch_size": 32, "learning_rate": 0.001}, save_every=1)
-    data["train"]["grpo"].update(batch_size=4, group_size=4)
+    data["train"]["grpo"].update(batch_size=4, group_size=4, updates_per_generation=1)
     (tmp_path / "run.yaml").write_text(yaml.safe_dump(data))
     out = tmp_path / "out"
     result = runner.invoke(app, ["train", "--config", str(tmp_path / "run.yaml"), "--steps", "2",

@@ -39,6 +39,14 @@ def test_defaults_are_a_complete_grpo_setup():
     ({"use_vllm": "sometimes"}, "train.use_vllm"),
     ({"model": "  "}, "train.model: Value error, must not be blank"),
     ({"precision": "fp8"}, "train.precision: Input should be"),
+    ({"dataset": {"domain": "loan", "prompt_format": "compact"}},
+     "train.dataset: Value error, prompt_format: compact is the demo's prompt, for domain 'grant_eligibility' only"),
+    ({"grpo": {"min_lr_ratio": 1.5}}, "train.grpo.min_lr_ratio: Input should be less than or equal to 1"),
+    ({"grpo": {"updates_per_generation": 0}}, "train.grpo.updates_per_generation: Input should be greater than"),
+    ({"grpo": {"max_sampling_rounds": 0}}, "train.grpo.max_sampling_rounds: Input should be greater than"),
+    ({"curriculum": {"replay": 1.0}}, "train.curriculum.replay: Input should be less than 1"),
+    ({"curriculum": {"mix": -0.1}}, "train.curriculum.mix: Input should be greater than or equal to 0"),
+    ({"curriculum": {"keys": "cell"}}, "train.curriculum.keys: unknown key"),
 ])
 def test_invalid_train_sections_are_refused_with_the_key_path(train, message):
     with pytest.raises(ConfigError) as info:
@@ -52,6 +60,25 @@ def test_a_file_dataset_with_held_out_rows_from_a_domain_is_fine():
     assert _train(dataset={"file": "rows.jsonl"}, heldout={"n": 0}).train.heldout.n == 0
 
 
+def test_the_compact_prompt_format_holds_out_the_demos_rows_by_default():
+    from proofgym.training._demo import HELDOUT_SEED
+
+    compact = _train(dataset={"domain": "grant_eligibility", "prompt_format": "compact"}).train
+    assert (compact.heldout.n, compact.heldout.seed) == (1000, HELDOUT_SEED)
+    chosen = _train(dataset={"domain": "grant_eligibility", "prompt_format": "compact"},
+                    heldout={"n": 50}).train.heldout
+    assert (chosen.n, chosen.seed) == (50, HELDOUT_SEED)
+    assert (_train().train.heldout.n, _train().train.heldout.seed) == (128, 1)
+
+
+def test_curriculum_defaults_and_the_new_grpo_keys():
+    train = _train(curriculum={"key": "cell", "replay": 0.25}).train
+    assert (train.curriculum.key, train.curriculum.mix, train.curriculum.replay) == ("cell", 0.5, 0.25)
+    assert _train().train.curriculum is None
+    grpo = _train().train.grpo
+    assert (grpo.min_lr_ratio, grpo.updates_per_generation, grpo.dynamic_sampling) == (0.0, 1, False)
+
+
 @pytest.mark.parametrize("name", ["train_grant_tiny.yaml", "train_qwen_gpu.yaml"])
 def test_the_shipped_training_configs_load(name):
     run = load_run_config(ROOT / "configs" / name)
@@ -63,4 +90,7 @@ def test_the_tiny_config_needs_nothing_from_a_hub_and_the_gpu_config_uses_lora()
     tiny = load_run_config(ROOT / "configs" / "train_grant_tiny.yaml").train
     gpu = load_run_config(ROOT / "configs" / "train_qwen_gpu.yaml").train
     assert tiny.is_tiny and tiny.use_vllm is False and tiny.warmup is not None
+    # The demo's task and held-out rows, and what made the compact loop learn it.
+    assert tiny.dataset.prompt_format == "compact" and (tiny.heldout.n, tiny.heldout.seed) == (1000, 1_000_000)
+    assert tiny.curriculum is not None and tiny.curriculum.key == "cell" and tiny.grpo.dynamic_sampling
     assert gpu.model == "Qwen/Qwen2.5-0.5B-Instruct" and gpu.lora is not None and gpu.use_vllm == "auto"

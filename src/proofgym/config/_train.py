@@ -8,6 +8,10 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 # The model name that selects proofgym's tiny offline model (built locally, nothing downloaded).
 TINY_MODEL = "proofgym:tiny"
+# prompt_format "compact": the demo's one-line prompt, which exists for this domain only; its held-out
+# set defaults to the demo's (proofgym.training._demo.HELDOUT_SEED, 1,000 rows), so the two runs compare.
+COMPACT_DOMAIN = "grant_eligibility"
+DEMO_HELDOUT = {"n": 1000, "seed": 1_000_000}
 
 
 class _Strict(BaseModel):
@@ -50,6 +54,13 @@ class GRPOSettings(_Strict):
     max_grad_norm: float = Field(1.0, gt=0)
     loss_type: Literal["dapo", "grpo", "dr_grpo", "bnpo"] = Field(
         "dapo", description="token-averaged (dapo) or per-sequence (grpo) loss, as TRL names them")
+    min_lr_ratio: float = Field(0.0, ge=0.0, le=1.0, description="after the warm-up the learning rate falls "
+                                "linearly to this share of its peak at the last step (1: constant)")
+    updates_per_generation: int = Field(1, ge=1, le=64, description="optimisation steps on each generation "
+                                        "(TRL's num_iterations); each counts as a step")
+    dynamic_sampling: bool = Field(False, description="drop groups whose rewards have no spread and draw more "
+                                   "prompts, up to max_sampling_rounds generations per step")
+    max_sampling_rounds: int = Field(3, ge=1, le=64)
 
 
 class WarmupSettings(_Strict):
@@ -68,20 +79,26 @@ class TrainDatasetSettings(_Strict):
     A file row needs ``prompt`` (a string or chat messages) and may carry ``gold``, ``source_facts``
     and ``branch``, which the reward function reads. ``prompt_format`` is how domain rows show a
     record: ``chat`` (system prompt + record as messages), ``plain`` (the same as one text),
-    ``record`` (the record alone, no instructions: for small models taught the format by a warm-up)
-    or ``auto`` (chat when the tokenizer has a chat template, else plain).
+    ``record`` (the record alone, no instructions: for small models taught the format by a warm-up),
+    ``compact`` (``proofgym demo``'s one-line prompt, "Grant application: age 17, annual income
+    28000, resident, no active grant.", and its rows, with a ``cell`` column naming the decision
+    rules that fire; grant_eligibility only) or ``auto`` (chat when the tokenizer has a chat
+    template, else plain).
     """
 
     domain: str | None = Field(None, min_length=1)
     n: int = Field(1024, ge=1, le=10_000_000)
     seed: int = 0
     file: str | None = Field(None, min_length=1)
-    prompt_format: Literal["auto", "plain", "chat", "record"] = "auto"
+    prompt_format: Literal["auto", "plain", "chat", "record", "compact"] = "auto"
 
     @model_validator(mode="after")
     def _one_source(self) -> TrainDatasetSettings:
         if (self.domain is None) == (self.file is None):
             raise ValueError("give exactly one of 'domain' (a shipped domain) or 'file' (a JSONL file of rows)")
+        if self.prompt_format == "compact" and self.domain != COMPACT_DOMAIN:
+            raise ValueError(f"prompt_format: compact is the demo's prompt, for domain {COMPACT_DOMAIN!r} only "
+                             f"(got {'a file' if self.domain is None else repr(self.domain)})")
         return self
 
 
@@ -90,13 +107,33 @@ class HeldoutSettings(_Strict):
 
     Rows come from ``file`` when given, else ``n`` rows of ``domain`` (default: the training
     dataset's domain) for ``seed``, which must differ from the training seed of the same domain.
+    ``n`` and ``seed`` default to 128 and 1, or to the demo's held-out set (1,000 rows of seed
+    1,000,000) when the dataset's ``prompt_format`` is ``compact``.
     """
 
-    n: int = Field(128, ge=0, le=1_000_000)
-    seed: int = 1
+    n: int | None = Field(None, ge=0, le=1_000_000)
+    seed: int | None = None
     domain: str | None = Field(None, min_length=1)
     file: str | None = Field(None, min_length=1)
     batch_size: int = Field(64, ge=1)
+
+
+class CurriculumSettings(_Strict):
+    """Draw the training prompts through proofgym's ``BranchCurriculum`` (TRL's sampler is replaced).
+
+    Rows are grouped by gold decision, then by their ``key`` column (``branch``: the first deny
+    reason; ``cell``: every decision rule that fires, with ``prompt_format: compact``). A decision
+    keeps its share of the draws; within it a ``mix`` share is uniform over the groups and the rest
+    goes to the groups the policy still gets wrong (a running accuracy, ``decay`` per step, with
+    error floored at ``min_error``). A ``replay`` share of the draws repeats rows whose last samples
+    were partly wrong.
+    """
+
+    key: str = Field("branch", min_length=1, description="the row column the rows are grouped by")
+    mix: float = Field(0.5, ge=0.0, le=1.0)
+    replay: float = Field(0.0, ge=0.0, lt=1.0)
+    decay: float = Field(0.9, ge=0.0, lt=1.0)
+    min_error: float = Field(0.02, gt=0.0, le=1.0)
 
 
 class TrainConfig(_Strict):
@@ -121,6 +158,7 @@ class TrainConfig(_Strict):
                                                                                      "supports it, else fp32")
     gradient_checkpointing: bool = False
     warmup: WarmupSettings | None = None
+    curriculum: CurriculumSettings | None = None
     save_every: int = Field(0, ge=0, description="checkpoint every N steps (0: only the final model)")
     seed: int = 0
     cpu_threads: int | None = Field(None, ge=1, le=1024, description="torch CPU threads (default: torch's own "
@@ -135,6 +173,10 @@ class TrainConfig(_Strict):
 
     @model_validator(mode="after")
     def _heldout_source(self) -> TrainConfig:
+        defaults = DEMO_HELDOUT if self.dataset.prompt_format == "compact" else {"n": 128, "seed": 1}
+        missing = {key: value for key, value in defaults.items() if getattr(self.heldout, key) is None}
+        if missing:
+            self.heldout = self.heldout.model_copy(update=missing)
         held = self.heldout
         if held.n == 0 or held.file is not None:
             return self

@@ -128,8 +128,8 @@ def run_training(run: RunConfig, *, steps: int | None = None, output_dir: str | 
 
         status(f"GRPO: {train.grpo.steps} steps of {train.grpo.batch_size} prompts x {train.grpo.group_size} "
                "completions")
-        trainer = build_grpo_trainer(run, model, _arrow_safe(rows), tokenizer=tokenizer, output_dir=str(out),
-                                     reward_fn=reward, callbacks=[_Recorder()],
+        trainer = build_grpo_trainer(run, model, rows, tokenizer=tokenizer, output_dir=str(out),
+                                     reward_fn=reward, callbacks=[_Recorder()], curriculum=curriculum(train, rows),
                                      config_overrides={"disable_tqdm": on_step is not None})
         if on_step is not None:
             trainer.remove_callback(PrinterCallback)
@@ -186,10 +186,6 @@ def training_rows(run: RunConfig, train: TrainConfig, tokenizer: Any) -> tuple[l
     """``(training rows, held-out rows)``; training rows whose facts are a held-out row's are dropped."""
     data = train.dataset
     chat = _chat(data.prompt_format, tokenizer)
-    if data.file is not None:
-        rows = read_rows(data.file)
-    else:
-        rows = domain_rows(data.domain, data.seed, data.n, data.prompt_format, chat)
     held = train.heldout
     heldout: list[dict[str, Any]] = []
     if held.n > 0 or held.file is not None:
@@ -197,6 +193,16 @@ def training_rows(run: RunConfig, train: TrainConfig, tokenizer: Any) -> tuple[l
             heldout = read_rows(held.file)
         else:
             heldout = domain_rows(held.domain or data.domain, held.seed, held.n, data.prompt_format, chat)
+    if data.file is not None:
+        rows = read_rows(data.file)
+    elif data.prompt_format == "compact":
+        from proofgym.training._demo_task import demo_rows
+
+        # As the demo draws them: records whose facts are a held-out row's are skipped, and more drawn.
+        rows = demo_rows(data.seed, data.n, exclude=[row for row in heldout if isinstance(row.get("source_facts"), dict)])
+    else:
+        rows = domain_rows(data.domain, data.seed, data.n, data.prompt_format, chat)
+    if heldout:
         for i, row in enumerate(heldout):
             if not isinstance(row.get("gold"), str):
                 raise ConfigError(f"heldout row {i}: needs a string 'gold' decision to be scored")
@@ -215,6 +221,12 @@ def domain_rows(name: str | None, seed: int, n: int, prompt_format: str, chat: b
         domain = get_domain(str(name))
     except KeyError as exc:
         raise ConfigError(f"train.dataset.domain: {exc.args[0]}") from None
+    if prompt_format == "compact":
+        from proofgym.training._demo_task import DOMAIN_NAME, demo_rows
+
+        if domain.name != DOMAIN_NAME:
+            raise ConfigError(f"train.dataset.prompt_format: compact exists for domain {DOMAIN_NAME!r} only")
+        return demo_rows(seed, n)
     rows = []
     for record in domain.generate(seed, n):
         row = build_example(domain, record, chat=chat and prompt_format != "record")
@@ -250,6 +262,23 @@ def read_rows(path: str | Path) -> list[dict[str, Any]]:
     if not rows:
         raise ConfigError(f"{path}: the dataset file has no rows")
     return rows
+
+
+def curriculum(train: TrainConfig, rows: list[dict[str, Any]]) -> Any:
+    """The ``BranchCurriculum`` of ``train.curriculum`` over ``rows``, or ``None`` when none is configured.
+
+    Raises :class:`~proofgym.config.ConfigError` when a row lacks the curriculum's key or a gold decision."""
+    settings = train.curriculum
+    if settings is None:
+        return None
+    from proofgym.training import BranchCurriculum
+
+    for i, row in enumerate(rows):
+        if settings.key not in row or not isinstance(row.get("gold"), str):
+            what = f"no {settings.key!r} column" if settings.key not in row else "no string 'gold' decision"
+            raise ConfigError(f"train.curriculum: training row {i} has {what} (the columns are {sorted(row)})")
+    return BranchCurriculum(rows, seed=train.seed, key=settings.key, mix=settings.mix, decay=settings.decay,
+                            min_error=settings.min_error, replay=settings.replay)
 
 
 def warm_up(run: RunConfig, train: TrainConfig, model: Any, tokenizer: Any, rows: list[dict[str, Any]]) -> list[float]:
@@ -303,12 +332,6 @@ def _chat(prompt_format: str, tokenizer: Any) -> bool:
     if prompt_format == "auto":
         return bool(getattr(tokenizer, "chat_template", None))
     return prompt_format == "chat"
-
-
-def _arrow_safe(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Rows with ``source_facts`` as JSON text: Arrow would pad differing fact sets with nulls."""
-    return [{**row, "source_facts": json.dumps(row["source_facts"])} if isinstance(row.get("source_facts"), dict)
-            else row for row in rows]
 
 
 def _facts_key(facts: Any) -> str | None:

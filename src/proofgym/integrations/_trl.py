@@ -174,8 +174,9 @@ def grpo_config_kwargs(train: TrainConfig | None = None, *, output_dir: str | No
                        cuda: bool | None = None, vllm_available: bool | None = None) -> dict[str, Any]:
     """The ``GRPOConfig`` keyword arguments for a ``train:`` section (defaults when ``None``).
 
-    One optimisation step uses ``batch_size x group_size`` completions generated for it (TRL's
-    ``per_device_train_batch_size`` counts completions), one gradient step per generation. On CPU it
+    One optimisation step uses ``batch_size x group_size`` completions (TRL's
+    ``per_device_train_batch_size`` counts completions); each generation is trained on
+    ``updates_per_generation`` times (TRL's ``num_iterations``), each time a step. On CPU it
     overrides TRL's GPU-minded defaults: no bf16, no gradient checkpointing. Raises
     :class:`~proofgym.config.ConfigError` for GPU-only settings (fp16, ``use_vllm: true``) without CUDA.
     """
@@ -202,7 +203,7 @@ def grpo_config_kwargs(train: TrainConfig | None = None, *, output_dir: str | No
         "per_device_train_batch_size": completions,
         "gradient_accumulation_steps": 1,
         "steps_per_generation": 1,
-        "num_iterations": 1,
+        "num_iterations": grpo.updates_per_generation,
         "learning_rate": grpo.learning_rate,
         "beta": grpo.kl_beta,
         "epsilon": grpo.clip_epsilon,
@@ -247,27 +248,43 @@ def lora_config(train: TrainConfig | None) -> Any:
 def build_grpo_trainer(run_config: RunConfig, model: Any, dataset: Any, *, tokenizer: Any = None,
                        output_dir: str | None = None, reward_fn: TRLRewardFunction | RewardFunction | None = None,
                        callbacks: Sequence[Any] = (), asynchronous: bool = False, extra_reward_funcs: Sequence[Any] = (),
-                       environment_factory: Any = None, config_overrides: Mapping[str, Any] | None = None) -> Any:
-    """A TRL ``GRPOTrainer`` for ``run_config``'s reward path and ``train:`` section.
+                       environment_factory: Any = None, config_overrides: Mapping[str, Any] | None = None,
+                       curriculum: Any = None) -> Any:
+    """proofgym's ``GRPOTrainer`` (TRL's, see :mod:`proofgym.integrations._trl_trainer`) for ``run_config``'s
+    reward path and ``train:`` section.
 
     ``model`` is a ``PreTrainedModel`` or a model id / local path; ``dataset`` a ``datasets.Dataset``
     or a list of rows, each with ``prompt`` (text or chat messages) and the reference columns
     (``gold``, ``source_facts``...). LoRA adapters are added through peft when ``train.lora`` is
     set. The proofgym reward function is ``trainer.reward_funcs[0]`` (close it when done);
     ``extra_reward_funcs`` and ``environment_factory`` (see :func:`trl_environment`) are passed on.
-    ``config_overrides`` are further ``GRPOConfig`` arguments, applied last.
+    ``config_overrides`` are further ``GRPOConfig`` arguments, applied last. The KL reference is
+    ``model`` as passed (TRL would reload it from disk), and the learning rate follows
+    ``train.grpo``'s warm-up and ``min_lr_ratio``.
+
+    ``curriculum`` (a :class:`~proofgym.training.BranchCurriculum` over the rows of a list
+    ``dataset``, the same objects) draws each step's prompts; ``train.grpo.dynamic_sampling`` drops
+    groups without a reward spread and draws more prompts. Both need ``dataset`` as a list of rows.
     """
     import datasets
-    from trl import GRPOConfig, GRPOTrainer
+
+    from proofgym.config import GRPOSettings
+    from proofgym.integrations._trl_trainer import ProofgymGRPOTrainer
+    from trl import GRPOConfig
 
     train = run_config.train
+    grpo = train.grpo if train is not None else GRPOSettings()
     kwargs = grpo_config_kwargs(train, output_dir=output_dir)
     unknown = sorted(set(config_overrides or {}) - set(GRPOConfig.__dataclass_fields__))
     if unknown:
         raise ValueError(f"config_overrides: unknown GRPOConfig fields {unknown}")
     kwargs.update(config_overrides or {})
+    rows: list[Any] = []
     if isinstance(dataset, (list, tuple)):
-        dataset = datasets.Dataset.from_list([dict(row) for row in dataset])
+        rows = list(dataset)
+        dataset = datasets.Dataset.from_list([{**_arrow_safe(row), "row_index": i} for i, row in enumerate(rows)])
+    elif curriculum is not None or grpo.dynamic_sampling:
+        raise ValueError("a curriculum or dynamic sampling needs the dataset as a list of rows")
     columns = getattr(dataset, "column_names", None)
     if columns is not None and "prompt" not in columns and environment_factory is None:
         raise ValueError(f"dataset: every row needs a 'prompt' column; the columns are {columns}")
@@ -277,7 +294,7 @@ def build_grpo_trainer(run_config: RunConfig, model: Any, dataset: Any, *, token
         reward_fn = trl_reward_function(reward_fn, asynchronous=asynchronous)
     if tokenizer is not None:
         prepare_tokenizer(tokenizer)
-    return GRPOTrainer(
+    return ProofgymGRPOTrainer(
         model=model,
         reward_funcs=[reward_fn, *extra_reward_funcs],
         args=GRPOConfig(**kwargs),
@@ -286,7 +303,18 @@ def build_grpo_trainer(run_config: RunConfig, model: Any, dataset: Any, *, token
         callbacks=list(callbacks) or None,
         peft_config=lora_config(train),
         environment_factory=environment_factory,
+        rows=rows,
+        curriculum=curriculum,
+        dynamic_sampling=grpo.dynamic_sampling,
+        max_sampling_rounds=grpo.max_sampling_rounds,
+        min_lr_ratio=grpo.min_lr_ratio,
     )
+
+
+def _arrow_safe(row: Mapping[str, Any]) -> dict[str, Any]:
+    """``row`` with ``source_facts`` as JSON text: Arrow would pad differing fact sets with nulls."""
+    facts = row.get("source_facts")
+    return {**row, "source_facts": json.dumps(facts)} if isinstance(facts, dict) else dict(row)
 
 
 def prepare_tokenizer(tokenizer: Any) -> Any:

@@ -1,0 +1,275 @@
+"""proofgym's GRPOTrainer (TRL 1.16): a curriculum sampler, dynamic sampling, the warmed-up model as KL reference.
+
+Imported by :func:`~proofgym.integrations.build_grpo_trainer` only (it imports torch and trl).
+:class:`ProofgymGRPOTrainer` is TRL's ``GRPOTrainer`` with four changes:
+
+- **Curriculum sampler.** With a :class:`~proofgym.training.BranchCurriculum`, the prompts of each
+  generation are drawn through it (:class:`CurriculumSampler`, in place of TRL's ``RepeatSampler``),
+  and after each generation the curriculum is told how many samples of each row were correct (the
+  reward function's ``correct`` component): it favours the rule branches the policy still gets
+  wrong and replays rows whose samples disagree.
+- **Dynamic sampling.** Groups whose rewards have no spread carry no gradient; with
+  ``dynamic_sampling`` they are dropped and more prompts are drawn (at most ``max_sampling_rounds``
+  generations per step) until the step has its ``batch_size`` groups with signal.
+- **KL reference.** TRL rebuilds the reference model from the policy's ``name_or_path`` on disk, so a
+  model changed in memory before training (a format warm-up) would be compared with its old self,
+  and a model that was never saved fails. Here the reference is a frozen copy of the policy as it is
+  when the trainer is built (with LoRA, TRL's disabled adapters stay the reference).
+- **Learning-rate schedule.** The compact loop's: linear warm-up from ``1 / warmup_steps`` (TRL's
+  first update has learning rate 0), then linear decay to ``min_lr_ratio`` of the peak at the last step.
+"""
+
+from __future__ import annotations
+
+import copy
+import random
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
+
+import torch
+from torch.utils.data import Sampler
+from trl import GRPOTrainer
+
+# The tensors of a generation batch that the merge of dynamic sampling knows how to pad: key -> (side, fill).
+# "pad" fills with the tokenizer's pad token.
+_MERGEABLE = {
+    "prompt_ids": ("left", "pad"),
+    "prompt_mask": ("left", 0),
+    "completion_ids": ("right", "pad"),
+    "completion_mask": ("right", 0),
+    "old_per_token_logps": ("right", 0.0),
+    "ref_per_token_logps": ("right", 0.0),
+    "sampling_per_token_logps": ("right", 0.0),
+}
+
+
+class CurriculumSampler(Sampler[int]):
+    """Dataset indices for TRL's dataloader: ``prompts`` rows per generation drawn by ``draw(k)``, each
+    repeated ``group_size`` times (consecutively, as GRPO groups them), for ``generations`` generations."""
+
+    def __init__(self, draw: Any, *, prompts: int, group_size: int, generations: int) -> None:
+        self.draw, self.prompts, self.group_size, self.generations = draw, prompts, group_size, generations
+
+    def __iter__(self) -> Iterator[int]:
+        for _ in range(self.generations):
+            for index in self.draw(self.prompts):
+                yield from [index] * self.group_size
+
+    def __len__(self) -> int:
+        return self.generations * self.prompts * self.group_size
+
+
+class ProofgymGRPOTrainer(GRPOTrainer):
+    """TRL's ``GRPOTrainer`` with a curriculum sampler, dynamic sampling, the in-memory KL reference and
+    the compact loop's learning-rate schedule (see the module docstring).
+
+    ``rows`` are the training rows as Python mappings, in dataset order (``curriculum`` holds the same
+    row objects); the dataset must carry each row's position in a ``row_index`` column when
+    ``curriculum`` or ``dynamic_sampling`` is used. Extra metrics: ``proofgym/sampling_rounds``,
+    ``proofgym/groups_trained`` and ``proofgym/replay_pool``.
+    """
+
+    def __init__(self, *, model: Any, args: Any, rows: Sequence[Mapping[str, Any]] = (), curriculum: Any = None,
+                 dynamic_sampling: bool = False, max_sampling_rounds: int = 3, min_lr_ratio: float = 0.0,
+                 **kwargs: Any) -> None:
+        # TRL would build the KL reference from the policy's name_or_path on disk; copy it as it is instead.
+        beta = args.beta
+        reference = None
+        if beta != 0.0 and kwargs.get("peft_config") is None and not isinstance(model, str):
+            reference = copy.deepcopy(model)
+            args.beta = 0.0
+        try:
+            super().__init__(model=model, args=args, **kwargs)
+        finally:
+            args.beta = beta
+        if reference is not None:
+            self.beta = beta
+            self.ref_model = self._prepare_reference(reference)
+        if (curriculum is not None or dynamic_sampling) and not rows:
+            raise ValueError("a curriculum or dynamic sampling needs the training rows (rows=...)")
+        if max_sampling_rounds < 1:
+            raise ValueError(f"max_sampling_rounds must be >= 1, got {max_sampling_rounds}")
+        self.rows = list(rows)
+        self.curriculum = curriculum
+        self.dynamic_sampling = dynamic_sampling
+        self.max_sampling_rounds = max_sampling_rounds
+        self.min_lr_ratio = min_lr_ratio
+        self._index_of = {id(row): i for i, row in enumerate(self.rows)}
+        self._rng = random.Random(self.args.seed)
+
+    def _prepare_reference(self, reference: Any) -> Any:
+        """The frozen KL reference as TRL prepares its own: eval mode, no dropout, its fused LM head."""
+        from trl.trainer.utils import add_fused_lm_head, disable_dropout_in_model
+
+        reference.eval()
+        for parameter in reference.parameters():
+            parameter.requires_grad_(False)
+        if self.args.disable_dropout:
+            disable_dropout_in_model(reference)
+        add_fused_lm_head(reference, temperature=self.temperature, cast_lm_head_to_fp32=self.args.cast_lm_head_to_fp32)
+        return self.accelerator.prepare_model(reference, evaluation_mode=True)
+
+    # -- prompts -----------------------------------------------------------------------------------
+
+    def draw_indices(self, k: int) -> list[int]:
+        """``k`` row indices: through the curriculum when there is one, else uniformly at random."""
+        if self.curriculum is not None:
+            return [self._index_of[id(row)] for row in self.curriculum.sample(k)]
+        return [self._rng.randrange(len(self.rows)) for _ in range(k)]
+
+    def _get_train_sampler(self, dataset: Any = None) -> Sampler:
+        if self.curriculum is None:
+            return super()._get_train_sampler(dataset)
+        # One draw per dataloader batch; TRL reads a fresh batch only every num_iterations steps.
+        return CurriculumSampler(self.draw_indices, prompts=self.args.generation_batch_size // self.num_generations,
+                                 group_size=self.num_generations, generations=self.args.max_steps)
+
+    # -- generation --------------------------------------------------------------------------------
+
+    def _generate_and_score_completions(self, inputs: list[dict[str, Any]]) -> dict[str, Any]:
+        if not self.model.training:
+            return super()._generate_and_score_completions(inputs)
+        if self.curriculum is None and not self.dynamic_sampling:
+            return self._generate_round(inputs)
+        groups = len(inputs) // self.num_generations
+        rounds: list[tuple[list[dict[str, Any]], dict[str, Any], list[bool]]] = []
+        with_signal = 0
+        for round_ in range(self.max_sampling_rounds if self.dynamic_sampling else 1):
+            if round_:
+                inputs = [dict(self.train_dataset[i]) for i in self.draw_indices(groups)
+                          for _ in range(self.num_generations)]
+            output = self._generate_round(inputs)
+            rounds.append((inputs, output, list(self._last_correct)))
+            with_signal += int(self._spread(output).sum())
+            if with_signal >= groups:
+                break
+        self._observe(rounds)
+        output = self._merge(rounds, groups) if self.dynamic_sampling else rounds[0][1]
+        self._metrics["train"]["proofgym/sampling_rounds"].append(float(len(rounds)))
+        self._metrics["train"]["proofgym/groups_trained"].append(float(len(output["advantages"]) // self.num_generations))
+        if self.curriculum is not None:
+            self._metrics["train"]["proofgym/replay_pool"].append(float(self.curriculum.replay_pool_size))
+        return output
+
+    def _generate_round(self, inputs: list[dict[str, Any]]) -> dict[str, Any]:
+        """One generation, scored. With several updates per generation TRL runs one more forward pass for the
+        sampling policy's log-probabilities; here the first update's own (the weights have not moved yet,
+        and dropout is off) are kept for the later updates instead (see :meth:`compute_loss`)."""
+        if not self._reuses_first_logps():
+            return super()._generate_and_score_completions(inputs)
+        iterations, self.num_iterations = self.num_iterations, 1
+        try:
+            return super()._generate_and_score_completions(inputs)
+        finally:
+            self.num_iterations = iterations
+
+    def _reuses_first_logps(self) -> bool:
+        args = self.args
+        return (self.num_iterations > 1 and args.gradient_accumulation_steps == 1 and args.steps_per_generation == 1
+                and not self.use_vllm and args.disable_dropout)
+
+    def compute_loss(self, model: Any, inputs: dict[str, Any], return_outputs: bool = False,
+                     num_items_in_batch: Any = None) -> Any:
+        if self.model.training and self._reuses_first_logps() and inputs.get("old_per_token_logps") is None:
+            self._keep_logps_in = inputs  # the buffered batch, which the next updates read again
+        try:
+            return super().compute_loss(model, inputs, return_outputs=return_outputs,
+                                        num_items_in_batch=num_items_in_batch)
+        finally:
+            self._keep_logps_in = None
+
+    def _get_per_token_logps_and_entropies(self, *args: Any, **kwargs: Any) -> Any:
+        result = super()._get_per_token_logps_and_entropies(*args, **kwargs)
+        keep = getattr(self, "_keep_logps_in", None)
+        if keep is not None:
+            keep["old_per_token_logps"] = result[0].detach()
+            self._keep_logps_in = None
+        return result
+
+    def _spread(self, output: Mapping[str, Any]) -> Any:
+        """Per group: whether any completion has a non-zero advantage."""
+        return (output["advantages"].view(-1, self.num_generations) != 0).any(dim=1)
+
+    def _observe(self, rounds: list[tuple[list[dict[str, Any]], dict[str, Any], list[bool]]]) -> None:
+        """Tell the curriculum how many samples of each drawn row were correct."""
+        if self.curriculum is None:
+            return
+        by_branch: dict[str, list[int]] = {}
+        observed = []
+        for inputs, _, correct in rounds:
+            for g in range(len(inputs) // self.num_generations):
+                span = range(g * self.num_generations, (g + 1) * self.num_generations)
+                row = self.rows[int(inputs[span.start]["row_index"])]
+                right = sum(correct[i] for i in span)
+                observed.append((row, right, len(span)))
+                entry = by_branch.setdefault(self.curriculum.branch_of(row), [0, 0])
+                entry[0] += right
+                entry[1] += len(span)
+        self.curriculum.update({b: (c, n) for b, (c, n) in by_branch.items()})
+        self.curriculum.observe(observed)
+
+    def _calculate_rewards(self, inputs: Any, prompts: Any, completions: Any, completion_ids_list: Any) -> Any:
+        rewards = super()._calculate_rewards(inputs, prompts, completions, completion_ids_list)
+        items = getattr(self.reward_funcs[0], "last_items", None)
+        if self.curriculum is not None and (items is None or len(items) != len(completions)):
+            raise ValueError("a curriculum needs proofgym's TRL reward function as the first reward function "
+                             "(it reads each completion's 'correct' component)")
+        self._last_correct = [item.components.get("correct", 0.0) == 1.0 for item in items or ()]
+        return rewards
+
+    def _merge(self, rounds: list[tuple[list[dict[str, Any]], dict[str, Any], list[bool]]], groups: int,
+               ) -> dict[str, Any]:
+        """The first ``groups`` groups with a reward spread across the rounds, as one generation batch
+        (every round's groups when none has a spread: the step then only moves by the KL term)."""
+        picked: list[tuple[dict[str, Any], int]] = []
+        for _, output, _ in rounds:
+            for g in torch.nonzero(self._spread(output)).flatten().tolist():
+                if len(picked) < groups:
+                    picked.append((output, g))
+        if not picked:
+            return rounds[0][1]
+        outputs = [output for output, _ in picked]
+        first = outputs[0]
+        unknown = sorted(k for k, v in first.items()
+                         if isinstance(v, torch.Tensor) and k not in _MERGEABLE and k not in ("advantages", "num_items_in_batch"))
+        if unknown:
+            raise ValueError(f"dynamic sampling cannot merge generation batches with {unknown} (multimodal or tool "
+                             "rollouts); set train.grpo.dynamic_sampling: false")
+        pad_id = self.processing_class.pad_token_id if hasattr(self.processing_class, "pad_token_id") \
+            else self._tokenizer.pad_token_id
+        n = self.num_generations
+        merged: dict[str, Any] = {}
+        for key, (side, fill) in _MERGEABLE.items():
+            if first.get(key) is None:
+                continue
+            width = max(output[key].shape[1] for output in outputs)
+            value = pad_id if fill == "pad" else fill
+            parts = [_pad_to(output[key][g * n:(g + 1) * n], width, side, value) for output, g in picked]
+            merged[key] = torch.cat(parts, dim=0)
+        merged["advantages"] = torch.cat([output["advantages"][g * n:(g + 1) * n] for output, g in picked])
+        mask = merged["completion_mask"] if "tool_mask" not in merged else merged["completion_mask"] * merged["tool_mask"]
+        merged["num_items_in_batch"] = mask.sum()
+        for key, value in first.items():
+            merged.setdefault(key, value)
+        return merged
+
+    # -- schedule ----------------------------------------------------------------------------------
+
+    def create_scheduler(self, num_training_steps: int, optimizer: Any = None) -> Any:
+        if self.lr_scheduler is None:
+            from proofgym.training import GRPOConfig
+
+            warmup = self.args.get_warmup_steps(num_training_steps)
+            schedule = GRPOConfig(warmup_steps=warmup, min_lr_ratio=self.min_lr_ratio,
+                                  decay_steps=num_training_steps if num_training_steps > warmup else 0)
+            self.lr_scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer or self.optimizer, schedule.lr_factor)
+            self._created_lr_scheduler = True
+        return self.lr_scheduler
+
+
+def _pad_to(tensor: Any, width: int, side: str, value: Any) -> Any:
+    missing = width - tensor.shape[1]
+    if missing <= 0:
+        return tensor
+    fill = torch.full((tensor.shape[0], missing), value, dtype=tensor.dtype, device=tensor.device)
+    return torch.cat([fill, tensor] if side == "left" else [tensor, fill], dim=1)

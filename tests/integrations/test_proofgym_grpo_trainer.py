@@ -1,0 +1,114 @@
+"""proofgym's GRPOTrainer: the curriculum as TRL's sampler, dynamic sampling, the KL reference, the schedule."""
+
+import pytest
+
+pytest.importorskip("trl")
+
+import torch  # noqa: E402
+from transformers import TrainerCallback  # noqa: E402
+
+from proofgym.config import ConfigError, parse_run_config  # noqa: E402
+from proofgym.integrations import build_grpo_trainer  # noqa: E402
+from proofgym.integrations._train_run import curriculum, training_rows  # noqa: E402
+from proofgym.integrations._trl_trainer import CurriculumSampler, ProofgymGRPOTrainer  # noqa: E402
+from proofgym.training import BranchCurriculum, demo_rows  # noqa: E402
+from proofgym.training._demo import HELDOUT_SEED  # noqa: E402
+from proofgym.training._demo_task import DEMO_RUN_CONFIG  # noqa: E402
+
+pytestmark = pytest.mark.filterwarnings("ignore::FutureWarning", "ignore::UserWarning")
+
+
+def _run(tmp_path, curriculum=None, **grpo):
+    train = {"model": "proofgym:tiny", "output_dir": str(tmp_path), "seed": 0,
+             "dataset": {"domain": "grant_eligibility", "prompt_format": "compact", "n": 64},
+             "grpo": {"group_size": 4, "batch_size": 4, "steps": 4, "learning_rate": 1e-3, "warmup_steps": 2,
+                      "min_lr_ratio": 0.1, "max_completion_length": 24, **grpo}}
+    if curriculum is not None:
+        train["curriculum"] = curriculum
+    return parse_run_config({**DEMO_RUN_CONFIG, "train": train})
+
+
+class _Logs(TrainerCallback):
+    def __init__(self):
+        self.logs = []
+
+    def on_log(self, args, state, control, logs=None, **kwargs):
+        if logs and "loss" in logs:
+            self.logs.append(dict(logs))
+
+
+def test_the_curriculum_sampler_repeats_each_draw_once_per_sample():
+    draws = iter([[3, 1], [0, 2]])
+    sampler = CurriculumSampler(lambda k: next(draws), prompts=2, group_size=3, generations=2)
+    assert len(sampler) == 12
+    assert list(sampler) == [3, 3, 3, 1, 1, 1, 0, 0, 0, 2, 2, 2]
+
+
+def test_compact_rows_are_the_demos_and_a_curriculum_key_every_row_lacks_is_refused(tmp_path):
+    run = _run(tmp_path, curriculum={"key": "cell"})
+    rows, heldout = training_rows(run, run.train, tokenizer=None)
+    assert heldout == demo_rows(HELDOUT_SEED, 1000)
+    assert len(rows) == 64 and all("cell" in row and row["prompt"].startswith("Grant application:") for row in rows)
+    assert isinstance(curriculum(run.train, rows), BranchCurriculum)
+    bad = _run(tmp_path, curriculum={"key": "region"})
+    with pytest.raises(ConfigError, match="train.curriculum: training row 0 has no 'region' column"):
+        curriculum(bad.train, rows)
+
+
+def test_dynamic_sampling_keeps_the_groups_with_a_spread_and_pads_them_together():
+    trainer = ProofgymGRPOTrainer.__new__(ProofgymGRPOTrainer)
+    trainer.num_generations = 2
+    trainer.processing_class = type("Tok", (), {"pad_token_id": 9})()
+
+    def output(prompt_width, completion_width, advantages):
+        b = len(advantages)
+        return {"prompt_ids": torch.ones(b, prompt_width, dtype=torch.long),
+                "prompt_mask": torch.ones(b, prompt_width, dtype=torch.long),
+                "completion_ids": torch.full((b, completion_width), 5),
+                "completion_mask": torch.ones(b, completion_width, dtype=torch.long),
+                "ref_per_token_logps": torch.full((b, completion_width), -1.0),
+                "advantages": torch.tensor(advantages), "num_items_in_batch": torch.tensor(0)}
+
+    # Round 1: group 0 flat, group 1 with a spread; round 2 (wider): both groups with a spread.
+    first = output(3, 2, [0.0, 0.0, 1.0, -1.0])
+    second = output(4, 3, [0.5, -0.5, 2.0, -2.0])
+    merged = trainer._merge([([], first, []), ([], second, [])], groups=2)
+    assert merged["advantages"].tolist() == [1.0, -1.0, 0.5, -0.5]
+    assert merged["prompt_ids"].shape == (4, 4) and merged["prompt_ids"][0].tolist() == [9, 1, 1, 1]
+    assert merged["prompt_mask"][0].tolist() == [0, 1, 1, 1]
+    assert merged["completion_ids"][0].tolist() == [5, 5, 9] and merged["completion_mask"][0].tolist() == [1, 1, 0]
+    assert merged["ref_per_token_logps"][0].tolist() == [-1.0, -1.0, 0.0]
+    assert int(merged["num_items_in_batch"]) == 2 * 2 + 2 * 3
+    # No group with a spread at all: the first round as it came.
+    flat = output(3, 2, [0.0, 0.0, 0.0, 0.0])
+    assert trainer._merge([([], flat, [])], groups=2) is flat
+
+
+def test_a_curriculum_run_through_trl_feeds_the_curriculum_and_keeps_the_in_memory_reference(tiny, tmp_path):
+    model, tokenizer = tiny
+    run = _run(tmp_path, curriculum={"key": "cell", "replay": 0.25}, kl_beta=0.05, updates_per_generation=2,
+               dynamic_sampling=True, max_sampling_rounds=2, temperature=1.5)
+    rows, _ = training_rows(run, run.train, tokenizer)
+    drawn = curriculum(run.train, rows)
+    with torch.no_grad():  # a change made in memory only (as a warm-up makes): the KL reference must have it
+        model.model.norm.weight.mul_(0.5)
+    logs = _Logs()
+    trainer = build_grpo_trainer(run, model, rows, tokenizer=tokenizer, callbacks=[logs], curriculum=drawn,
+                                 config_overrides={"disable_tqdm": True})
+    reference = dict(trainer.ref_model.named_parameters())
+    assert torch.equal(reference["model.norm.weight"], model.model.norm.weight)
+    try:
+        trainer.train()
+    finally:
+        trainer.reward_funcs[0].close()
+    assert trainer.state.global_step == 4 and len(logs.logs) == 4
+    # The compact loop's schedule: the first update already moves (TRL's linear warm-up starts at 0).
+    rates = [log["learning_rate"] for log in logs.logs]
+    assert rates[0] == pytest.approx(1e-3 / 2) and rates[1] == pytest.approx(1e-3)
+    # Two generations (steps 1 and 3), each trained on twice; the second update reuses the first's log-probs.
+    generations = [log for log in logs.logs if "reward" in log]
+    assert len(generations) == 2
+    assert all(1 <= log["proofgym/sampling_rounds"] <= 2 for log in generations)
+    assert "old_per_token_logps" in trainer._buffered_inputs[0]
+    # The curriculum heard how each drawn row was answered.
+    assert drawn.accuracy != dict.fromkeys(drawn.branches, 0.5)
