@@ -47,6 +47,7 @@ def test_defaults_are_a_complete_grpo_setup():
     ({"curriculum": {"replay": 1.0}}, "train.curriculum.replay: Input should be less than 1"),
     ({"curriculum": {"mix": -0.1}}, "train.curriculum.mix: Input should be greater than or equal to 0"),
     ({"curriculum": {"keys": "cell"}}, "train.curriculum.keys: unknown key"),
+    ({"average_decay": 1.0}, "train.average_decay: Input should be less than 1"),
 ])
 def test_invalid_train_sections_are_refused_with_the_key_path(train, message):
     with pytest.raises(ConfigError) as info:

@@ -109,6 +109,29 @@ def test_a_curriculum_run_through_trl_feeds_the_curriculum_and_keeps_the_in_memo
     generations = [log for log in logs.logs if "reward" in log]
     assert len(generations) == 2
     assert all(1 <= log["proofgym/sampling_rounds"] <= 2 for log in generations)
-    assert "old_per_token_logps" in trainer._buffered_inputs[0]
+    assert trainer._reuses_first_logps() and "old_per_token_logps" in trainer._buffered_inputs[0]
     # The curriculum heard how each drawn row was answered.
     assert drawn.accuracy != dict.fromkeys(drawn.branches, 0.5)
+
+
+def test_the_weight_average_follows_the_steps_and_replaces_the_weights_at_the_end():
+    from proofgym.integrations._trl_trainer import WeightAverageCallback
+
+    model = torch.nn.Linear(1, 1, bias=False)
+    with torch.no_grad():
+        model.weight.fill_(0.0)
+    average = WeightAverageCallback(0.5)
+    average.on_train_begin(None, None, None, model=model)
+    for value in (1.0, 1.0, 1.0):
+        with torch.no_grad():
+            model.weight.fill_(value)
+        average.on_step_end(None, None, None, model=model)
+    # Decay min(0.5, (1 + n) / (10 + n)) at update n: 1/10, 2/11, 3/12.
+    expected = 0.0
+    for n in range(3):
+        decay = min(0.5, (1 + n) / (10 + n))
+        expected = decay * expected + (1 - decay) * 1.0
+    average.on_train_end(None, None, None, model=model)
+    assert model.weight.item() == pytest.approx(expected) and expected < 1.0
+    with pytest.raises(ValueError, match="decay must be in"):
+        WeightAverageCallback(1.0)

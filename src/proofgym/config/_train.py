@@ -159,6 +159,9 @@ class TrainConfig(_Strict):
     gradient_checkpointing: bool = False
     warmup: WarmupSettings | None = None
     curriculum: CurriculumSettings | None = None
+    average_decay: float | None = Field(None, ge=0.0, lt=1.0, description="keep an exponential moving average "
+                                        "of the weights (this decay per step) and save and evaluate it, not the "
+                                        "live policy (None: the live policy)")
     save_every: int = Field(0, ge=0, description="checkpoint every N steps (0: only the final model)")
     seed: int = 0
     cpu_threads: int | None = Field(None, ge=1, le=1024, description="torch CPU threads (default: torch's own "

@@ -30,6 +30,8 @@ STEP_COLUMNS = {
     "proofgym/format_ok_share": "format_ok",
     "proofgym/invalid_share": "invalid",
     "frac_reward_zero_std": "zero_spread_groups",
+    "proofgym/sampling_rounds": "sampling_rounds",
+    "proofgym/groups_trained": "groups_trained",
     "kl": "kl",
     "loss": "loss",
     "entropy": "entropy",
@@ -128,8 +130,13 @@ def run_training(run: RunConfig, *, steps: int | None = None, output_dir: str | 
 
         status(f"GRPO: {train.grpo.steps} steps of {train.grpo.batch_size} prompts x {train.grpo.group_size} "
                "completions")
+        callbacks: list[Any] = [_Recorder()]
+        if train.average_decay is not None:
+            from proofgym.integrations._trl_trainer import WeightAverageCallback
+
+            callbacks.append(WeightAverageCallback(train.average_decay))
         trainer = build_grpo_trainer(run, model, rows, tokenizer=tokenizer, output_dir=str(out),
-                                     reward_fn=reward, callbacks=[_Recorder()], curriculum=curriculum(train, rows),
+                                     reward_fn=reward, callbacks=callbacks, curriculum=curriculum(train, rows),
                                      config_overrides={"disable_tqdm": on_step is not None})
         if on_step is not None:
             trainer.remove_callback(PrinterCallback)

@@ -166,7 +166,7 @@ GRPO_CONFIG_FIELDS = (
     "temperature", "top_p", "max_steps", "warmup_steps", "max_grad_norm", "loss_type", "bf16", "fp16",
     "gradient_checkpointing", "use_cpu", "logging_steps", "save_strategy", "save_steps", "report_to", "seed",
     "use_vllm", "vllm_mode", "vllm_gpu_memory_utilization", "remove_unused_columns", "log_completions",
-    "disable_tqdm", "shuffle_dataset",
+    "disable_tqdm", "shuffle_dataset", "disable_dropout",
 )
 
 
@@ -226,6 +226,9 @@ def grpo_config_kwargs(train: TrainConfig | None = None, *, output_dir: str | No
         "use_vllm": use_vllm,
         "remove_unused_columns": False,
         "log_completions": False,
+        # As the compact loop (and proofgym's tiny model, which has none): RL without dropout, so that the
+        # first update's log-probabilities are the sampling policy's and later updates reuse them.
+        "disable_dropout": True,
         "shuffle_dataset": True,
     }
     if use_vllm:
