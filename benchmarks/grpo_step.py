@@ -7,7 +7,9 @@ On the demo's tiny model (after a short format warm-up, so that completions pars
   the group, so every group still trains);
 and prints the median step time of each, its split into generation / scoring / training, and the ratio of the
 real step to the baseline step, i.e. what verification adds to a training step (goal: scoring under 5 % of it).
-Median of the steps after the first two (warm-up).
+It also runs the earlier default configuration (two gradient steps per generation, as before issue 11) from the
+same weights, and prints the current default's step time against it. Median of the steps after the first two
+(warm-up).
 
     python benchmarks/grpo_step.py [--steps 12] [--threads 1]
 """
@@ -44,10 +46,15 @@ class ConstantRewards:
         pass
 
 
-def run(model, tokenizer, state, reward_fn, rows, steps: int) -> list[dict[str, float]]:
+# Before issue 11 the demo took two gradient steps per generation (the ratio clipped on the second).
+EARLIER = GRPOConfig(dynamic_sampling=False, updates_per_generation=2)
+CURRENT = GRPOConfig(dynamic_sampling=False)
+
+
+def run(model, tokenizer, state, reward_fn, rows, steps: int, config: GRPOConfig = CURRENT) -> list[dict[str, float]]:
     model.load_state_dict(state)
     torch.manual_seed(0)
-    loop = CompactGRPO(model, tokenizer, reward_fn, rows, config=GRPOConfig(dynamic_sampling=False), seed=0)
+    loop = CompactGRPO(model, tokenizer, reward_fn, rows, config=config, seed=0)
     return [loop.step().metrics for _ in range(steps)][2:]
 
 
@@ -66,6 +73,7 @@ def main() -> None:
     state = {k: v.clone() for k, v in model.state_dict().items()}
     real_fn = demo_run_config().reward_function()
     real = run(model, tokenizer, state, real_fn, rows, args.steps)
+    earlier = run(model, tokenizer, state, real_fn, rows, args.steps, EARLIER)
     real_fn.close()
     base = run(model, tokenizer, state, ConstantRewards(), rows, args.steps)
 
@@ -73,13 +81,17 @@ def main() -> None:
         return statistics.median(m[key] for m in metrics)
 
     print(f"GRPO step, 16 prompts x 8 samples, tiny model, {args.threads} thread(s), median of {len(real)} steps")
-    for name, metrics in (("real reward path", real), ("baseline (no verification)", base)):
+    for name, metrics in (("real reward path", real), ("baseline (no verification)", base),
+                          ("earlier config, real path", earlier)):
         print(f"  {name:28s} step {med(metrics, 'step_s'):.3f} s = generate {med(metrics, 'generate_s'):.3f} "
               f"+ score {med(metrics, 'score_s'):.4f} + train {med(metrics, 'train_s'):.3f}")
     print(f"  completions that parsed and were verified on the real path: {med(real, 'format_ok'):.0%}")
     ratio = med(real, "step_s") / med(base, "step_s")
     share = med(real, "score_s") / med(real, "step_s")
     print(f"real / baseline step time: {ratio:.3f}x; scoring share of the real step: {share:.1%} (goal < 5 %)")
+    speedup = med(earlier, "step_s") / med(real, "step_s")
+    print(f"earlier config ({EARLIER.updates_per_generation} updates per generation) / current "
+          f"({CURRENT.updates_per_generation}): {speedup:.2f}x the step time")
 
 
 if __name__ == "__main__":

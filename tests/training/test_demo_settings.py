@@ -1,7 +1,7 @@
 import pytest
 
 from proofgym.training import DemoSettings, GRPOConfig, HeldoutReport
-from proofgym.training._demo import goal_met
+from proofgym.training._demo import goal_held_from, goal_met
 from proofgym.training._demo_task import BRANCH_LABELS
 
 
@@ -10,10 +10,10 @@ def _report(per_branch):
     return HeldoutReport(n=n, accuracy=sum(c for c, _ in per_branch.values()) / n, per_branch=per_branch)
 
 
-def test_the_goal_needs_every_branch_at_95_percent():
-    good = {branch: (95, 100) for branch in BRANCH_LABELS}
+def test_the_goal_needs_every_branch_at_97_percent():
+    good = {branch: (97, 100) for branch in BRANCH_LABELS}
     assert goal_met(_report(good))
-    assert not goal_met(_report({**good, "minor": (94, 100)}))
+    assert not goal_met(_report({**good, "minor": (96, 100)}))
     missing = {b: v for b, v in good.items() if b != "active_grant"}
     assert not goal_met(_report(missing))  # a branch the held-out set lacks is not a pass
 
@@ -31,8 +31,18 @@ def test_the_learning_rate_decays_over_the_runs_steps():
     assert DemoSettings(steps=5, grpo=GRPOConfig(warmup_steps=10)).grpo_schedule().decay_steps == 0
 
 
+def test_the_goal_holds_from_the_first_evaluation_after_which_it_never_failed():
+    good = _report({branch: (100, 100) for branch in BRANCH_LABELS})
+    bad = _report({**{branch: (100, 100) for branch in BRANCH_LABELS}, "permit": (90, 100)})
+    assert goal_held_from([(25, bad), (50, good), (75, bad), (100, good), (125, good)]) == 100
+    assert goal_held_from([(25, good), (50, good)]) == 25
+    assert goal_held_from([(25, good), (50, bad)]) is None
+    assert goal_held_from([]) is None
+
+
 @pytest.mark.parametrize("kwargs", [{"steps": 0}, {"heldout_rows": -1}, {"threads": 0}, {"curriculum_mix": 2.0},
-                                    {"eval_every": True}])
+                                    {"eval_every": True}, {"average_decay": 1.0}, {"average_decay": True},
+                                    {"stop_at_goal": "yes"}])
 def test_bad_settings_are_rejected(kwargs):
     with pytest.raises(ValueError):
         DemoSettings(**kwargs)

@@ -140,3 +140,32 @@ def test_dynamic_sampling_trains_only_groups_with_spread(warm_model):
 def test_bad_hyper_parameters_are_rejected(kwargs):
     with pytest.raises(ValueError, match="GRPOConfig"):
         GRPOConfig(**kwargs)
+
+
+class _SpreadInFirstGroupOnly:
+    """Rewards with spread in the first group of each call only: one group of the quota has signal."""
+
+    def __init__(self, group_size):
+        self.group_size = group_size
+
+    def score(self, prompts, completions, refs):
+        return [ScoredItem(index=i, reward=float(i % 2) if i < self.group_size else 1.0, outcome="certified",
+                           components={}, reason="scripted") for i in range(len(completions))]
+
+    def close(self):
+        pass
+
+
+def test_a_step_that_found_a_quarter_of_its_groups_takes_a_quarter_of_the_gradient(warm_model):
+    model, tokenizer = warm_model
+    state = {k: v.clone() for k, v in model.state_dict().items()}
+    norms = {}
+    for scale in (False, True):
+        model.load_state_dict(state)
+        config = GRPOConfig(prompts_per_step=4, group_size=4, max_new_tokens=20, warmup_steps=0, beta=0.0,
+                            updates_per_generation=1, max_sampling_rounds=1, scale_partial_batches=scale)
+        [result] = _run(model, tokenizer, steps=1, config=config, reward_fn=_SpreadInFirstGroupOnly(4))
+        assert result.metrics["groups_trained"] == 1
+        norms[scale] = result.metrics["grad_norm"]
+    model.load_state_dict(state)
+    assert norms[True] == pytest.approx(norms[False] / 4, rel=1e-4)

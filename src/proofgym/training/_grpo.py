@@ -18,6 +18,7 @@ from typing import Any, NamedTuple
 
 from proofgym.training._curriculum import BranchCurriculum
 from proofgym.training._generate import generate
+from proofgym.training._precision import Precision, autocast, check_precision
 
 _STD_EPS = 1e-6
 
@@ -103,9 +104,16 @@ class GRPOConfig:
     reward barely distinguishes (restated facts) where the warm-up put them.
     ``dynamic_sampling`` drops groups whose rewards have no spread and draws more prompts (at most
     ``max_sampling_rounds`` generations per step) until ``prompts_per_step`` groups with signal are
-    found. The learning rate warms up linearly over ``warmup_steps``, then, when ``decay_steps`` is
+    found. With ``scale_partial_batches`` a step that found fewer groups with signal scales its loss by
+    the share it found: the loss is summed over the step's quota of groups, not averaged over the groups
+    found, so that four groups move the weights about a quarter as far as sixteen (with a token mean,
+    a handful of boundary cases would otherwise make a full-size Adam step late in training, when most
+    groups agree, and move the decision boundary back and forth). The learning rate warms up linearly over ``warmup_steps``, then, when ``decay_steps`` is
     set, falls linearly to ``min_lr_ratio`` times its peak at step ``decay_steps`` and stays there
     (the schedule counts the steps that trained; a step with no group to train on does not move it).
+    ``precision`` is that of generation and of the update's matrix products: ``fp32``, ``bf16``
+    (autocast; weights, optimiser state and losses stay fp32) or ``auto`` (bf16 where the device
+    computes it natively, see :mod:`proofgym.training._precision`).
     """
 
     prompts_per_step: int = 16
@@ -123,8 +131,11 @@ class GRPOConfig:
     updates_per_generation: int = 2
     dynamic_sampling: bool = True
     max_sampling_rounds: int = 3
+    scale_partial_batches: bool = True
+    precision: Precision = "fp32"
 
     def __post_init__(self) -> None:
+        check_precision(self.precision, "GRPOConfig.precision")
         positive = ("prompts_per_step", "group_size", "max_new_tokens", "updates_per_generation",
                     "max_sampling_rounds")
         for name in positive:
@@ -233,8 +244,10 @@ class CompactGRPO:
         for rounds in range(1, (cfg.max_sampling_rounds if cfg.dynamic_sampling else 1) + 1):
             rows = self.curriculum.sample(cfg.prompts_per_step)
             t0 = time.perf_counter()
-            gen = generate(self.model, self.tokenizer, [r["prompt"] for r in rows], num_samples=cfg.group_size,
-                           temperature=cfg.temperature, max_new_tokens=cfg.max_new_tokens)
+            with autocast(cfg.precision, self.model):
+                gen = generate(self.model, self.tokenizer, [r["prompt"] for r in rows],
+                               num_samples=cfg.group_size, temperature=cfg.temperature,
+                               max_new_tokens=cfg.max_new_tokens)
             t1 = time.perf_counter()
             expanded = [row for row in rows for _ in range(cfg.group_size)]
             items = self.reward_fn.score([r["prompt"] for r in expanded], gen.texts, expanded)
@@ -296,18 +309,20 @@ class CompactGRPO:
         adv = torch.tensor([0.0 if math.isnan(a) else a for a in advantages], device=mask.device)
         ref_logp = None
         if self.reference is not None:
-            with torch.no_grad():
+            with torch.no_grad(), autocast(cfg.precision, self.reference):
                 ref_logp = completion_logprobs(self.reference, batch, cfg.temperature)
+        scale = min(1.0, len(kept) / cfg.prompts_per_step) if cfg.scale_partial_batches else 1.0
         self.model.train()
         totals = {"loss": 0.0, "kl": 0.0, "clip_fraction": 0.0, "grad_norm": 0.0}
         old_logp = None
         for _ in range(cfg.updates_per_generation):
-            logp = completion_logprobs(self.model, batch, cfg.temperature)
+            with autocast(cfg.precision, self.model):
+                logp = completion_logprobs(self.model, batch, cfg.temperature)
             if old_logp is None:  # the weights have not moved yet: this is the policy that sampled
                 old_logp = logp.detach()
             terms = grpo_loss(logp, old_logp, ref_logp, adv, mask, cfg.clip_eps, cfg.beta)
             self.optimizer.zero_grad(set_to_none=True)
-            terms.loss.backward()
+            (terms.loss * scale).backward()
             params = [p for p in self.model.parameters() if p.grad is not None]
             norm = torch.nn.utils.clip_grad_norm_(params, cfg.max_grad_norm if cfg.max_grad_norm > 0 else math.inf)
             self.optimizer.step()

@@ -9,19 +9,23 @@ from dataclasses import dataclass
 from typing import Any
 
 from proofgym.training._generate import encode_prompts
+from proofgym.training._precision import Precision, autocast, check_precision
 
 
 @dataclass(frozen=True)
 class SFTConfig:
-    """``steps`` AdamW steps on batches of ``batch_size`` examples drawn with replacement."""
+    """``steps`` AdamW steps on batches of ``batch_size`` examples drawn with replacement, the forward pass at
+    ``precision`` (see :class:`~proofgym.training.GRPOConfig`)."""
 
     steps: int = 150
     batch_size: int = 64
     learning_rate: float = 1e-3
     warmup_steps: int = 10
     max_grad_norm: float = 1.0
+    precision: Precision = "fp32"
 
     def __post_init__(self) -> None:
+        check_precision(self.precision, "SFTConfig.precision")
         for name in ("steps", "batch_size"):
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
@@ -71,8 +75,9 @@ def sft_warmup(
     for step in range(1, config.steps + 1):
         pairs = [examples(rng) for _ in range(config.batch_size)]
         batch = _batch(tokenizer, pairs, eos, device)
-        logits = model(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"],
-                       position_ids=batch["position_ids"]).logits[:, :-1, :].float()
+        with autocast(config.precision, model):
+            logits = model(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"],
+                           position_ids=batch["position_ids"]).logits[:, :-1, :].float()
         targets = batch["labels"][:, 1:]
         loss = torch.nn.functional.cross_entropy(logits.reshape(-1, logits.shape[-1]), targets.reshape(-1),
                                                  ignore_index=-100)
