@@ -206,7 +206,8 @@ def training_rows(run: RunConfig, train: TrainConfig, tokenizer: Any) -> tuple[l
         from proofgym.training._demo_task import demo_rows
 
         # As the demo draws them: records whose facts are a held-out row's are skipped, and more drawn.
-        rows = demo_rows(data.seed, data.n, exclude=[row for row in heldout if isinstance(row.get("source_facts"), dict)])
+        rows = demo_rows(data.seed, data.n,
+                         exclude=[row for row in heldout if isinstance(row.get("source_facts"), dict)])
     else:
         rows = domain_rows(data.domain, data.seed, data.n, data.prompt_format, chat)
     if heldout:

@@ -147,7 +147,8 @@ class ProofgymGRPOTrainer(GRPOTrainer):
         self._observe(rounds)
         output = self._merge(rounds, groups) if self.dynamic_sampling else rounds[0][1]
         self._metrics["train"]["proofgym/sampling_rounds"].append(float(len(rounds)))
-        self._metrics["train"]["proofgym/groups_trained"].append(float(len(output["advantages"]) // self.num_generations))
+        trained = len(output["advantages"]) // self.num_generations
+        self._metrics["train"]["proofgym/groups_trained"].append(float(trained))
         if self.curriculum is not None:
             self._metrics["train"]["proofgym/replay_pool"].append(float(self.curriculum.replay_pool_size))
         return output
@@ -231,8 +232,8 @@ class ProofgymGRPOTrainer(GRPOTrainer):
             return rounds[0][1]
         outputs = [output for output, _ in picked]
         first = outputs[0]
-        unknown = sorted(k for k, v in first.items()
-                         if isinstance(v, torch.Tensor) and k not in _MERGEABLE and k not in ("advantages", "num_items_in_batch"))
+        known = {*_MERGEABLE, "advantages", "num_items_in_batch"}
+        unknown = sorted(k for k, v in first.items() if isinstance(v, torch.Tensor) and k not in known)
         if unknown:
             raise ValueError(f"dynamic sampling cannot merge generation batches with {unknown} (multimodal or tool "
                              "rollouts); set train.grpo.dynamic_sampling: false")
@@ -248,8 +249,7 @@ class ProofgymGRPOTrainer(GRPOTrainer):
             parts = [_pad_to(output[key][g * n:(g + 1) * n], width, side, value) for output, g in picked]
             merged[key] = torch.cat(parts, dim=0)
         merged["advantages"] = torch.cat([output["advantages"][g * n:(g + 1) * n] for output, g in picked])
-        mask = merged["completion_mask"] if "tool_mask" not in merged else merged["completion_mask"] * merged["tool_mask"]
-        merged["num_items_in_batch"] = mask.sum()
+        merged["num_items_in_batch"] = merged["completion_mask"].sum()  # no tool_mask: refused above
         for key, value in first.items():
             merged.setdefault(key, value)
         return merged
