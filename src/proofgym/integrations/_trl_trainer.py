@@ -269,9 +269,10 @@ class ProofgymGRPOTrainer(GRPOTrainer):
 
 
 class WeightAverageCallback(TrainerCallback):
-    """Keeps an exponential moving average of the policy's weights, folded in after every step
-    (``avg = decay * avg + (1 - decay) * live``, with a smaller decay for the first ``1 / (1 - decay)``
-    steps), and puts it into the model when training ends: the model saved and evaluated is the average.
+    """Keeps proofgym's :class:`~proofgym.training._average.WeightAverage` of the policy (an exponential
+    moving average of its weights, folded in after every step, with a smaller decay for the first
+    ``1 / (1 - decay)`` steps) and puts it into the model when training ends: the model saved and
+    evaluated is the average.
 
     Late in GRPO the live policy's decision on a rare boundary case (an income of exactly the threshold)
     moves with every update; the average of the weights settles where the live policy oscillates."""
@@ -279,22 +280,19 @@ class WeightAverageCallback(TrainerCallback):
     def __init__(self, decay: float) -> None:
         if not 0.0 <= decay < 1.0:
             raise ValueError(f"decay must be in [0, 1), got {decay}")
-        self.decay, self.updates, self.average = decay, 0, None
+        self.decay, self.average = decay, None
 
     def on_train_begin(self, args: Any, state: Any, control: Any, model: Any = None, **kwargs: Any) -> None:
-        self.average = [p.detach().clone() for p in model.parameters()]
-        self.updates = 0
+        from proofgym.training._average import WeightAverage
+
+        self.average = WeightAverage(model, self.decay)
 
     def on_step_end(self, args: Any, state: Any, control: Any, model: Any = None, **kwargs: Any) -> None:
-        decay = min(self.decay, (1 + self.updates) / (10 + self.updates))
-        with torch.no_grad():
-            for average, live in zip(self.average, model.parameters(), strict=True):
-                average.mul_(decay).add_(live.detach(), alpha=1.0 - decay)
-        self.updates += 1
+        self.average.update(model)
 
     def on_train_end(self, args: Any, state: Any, control: Any, model: Any = None, **kwargs: Any) -> None:
         with torch.no_grad():
-            for average, live in zip(self.average, model.parameters(), strict=True):
+            for live, average in zip(model.parameters(), self.average.model.parameters(), strict=True):
                 live.copy_(average)
 
 
