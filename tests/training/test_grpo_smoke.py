@@ -169,3 +169,53 @@ def test_a_step_that_found_a_quarter_of_its_groups_takes_a_quarter_of_the_gradie
         norms[scale] = result.metrics["grad_norm"]
     model.load_state_dict(state)
     assert norms[True] == pytest.approx(norms[False] / 4, rel=1e-4)
+
+
+def test_per_prompt_temperatures_sample_each_prompt_at_its_own_and_one_value_is_the_scalar_path(warm_model):
+    from proofgym.training import generate
+
+    model, tokenizer = warm_model
+    prompts = [row["prompt"] for row in demo_rows(0, 2)]
+    torch.manual_seed(3)
+    scalar = generate(model, tokenizer, prompts, num_samples=2, temperature=1.0, max_new_tokens=8)
+    torch.manual_seed(3)
+    same = generate(model, tokenizer, prompts, num_samples=2, temperature=[1.0, 1.0], max_new_tokens=8)
+    assert torch.equal(scalar.completion_ids, same.completion_ids)
+    mixed = generate(model, tokenizer, prompts, num_samples=2, temperature=[1.0, 3.0], max_new_tokens=8)
+    assert mixed.completion_ids.shape[0] == 4
+    with pytest.raises(ValueError, match="2 temperatures for 1 prompts"):
+        generate(model, tokenizer, prompts[:1], temperature=[1.0, 2.0])
+    with pytest.raises(ValueError, match="temperature must be > 0"):
+        generate(model, tokenizer, prompts, temperature=[1.0, 0.0])
+
+
+def test_log_probabilities_at_one_temperature_per_row_match_each_rows_own(warm_model):
+    from proofgym.training._grpo import _batch, completion_logprobs
+
+    model, tokenizer = warm_model
+    batch = _batch([[1, 5, 6], [1, 7]], [[8, 9], [10]], tokenizer, "cpu")
+    with torch.no_grad():
+        per_row = completion_logprobs(model, batch, torch.tensor([1.0, 2.0]))
+        cold = completion_logprobs(model, batch, 1.0)
+        hot = completion_logprobs(model, batch, 2.0)
+    assert torch.allclose(per_row[0], cold[0]) and torch.allclose(per_row[1], hot[1])
+
+
+def test_a_prompt_answered_wrong_by_every_sample_is_sampled_hotter_next_time(warm_model):
+    from proofgym.training import BranchCurriculum
+
+    model, tokenizer = warm_model
+    rows = demo_rows(0, 16)
+    curriculum = BranchCurriculum(rows, seed=0, replay=0.99)
+    curriculum.observe([(rows[0], 0, 4)])  # every sample of rows[0] was wrong
+    assert curriculum.last_error(rows[0]) == 1.0 and curriculum.last_error(rows[1]) is None
+    config = GRPOConfig(prompts_per_step=2, group_size=4, max_new_tokens=20, warmup_steps=0, beta=0.0,
+                        dynamic_sampling=False, updates_per_generation=1, explore_temperature=2.0)
+    reward_fn = demo_run_config().reward_function()
+    torch.manual_seed(0)
+    loop = CompactGRPO(model, tokenizer, reward_fn, rows, config=config, seed=0, curriculum=curriculum)
+    metrics = loop.step().metrics
+    reward_fn.close()
+    assert metrics["explored_groups"] >= 1 and math.isfinite(metrics["loss"])
+    with pytest.raises(ValueError, match="explore_temperature"):
+        GRPOConfig(explore_temperature=0.0)

@@ -56,6 +56,12 @@ class BranchCurriculum:
         """How many rows wait to be replayed."""
         return len(self._pool)
 
+    def last_error(self, row: Mapping[str, Any]) -> float | None:
+        """The share of wrong samples in ``row``'s last group while it waits to be replayed (None: not in the
+        pool, i.e. never seen, or last answered right every time)."""
+        entry = self._pool.get(id(row))
+        return None if entry is None else entry[1]
+
     def weights(self) -> dict[str, float]:
         """The probability of drawing each branch in a branch draw (summed over decisions)."""
         return {b: sum(w for (_, branch), w in self._cells().items() if branch == b) for b in self.branches}

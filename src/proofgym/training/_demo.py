@@ -43,9 +43,10 @@ class DemoSettings:
     """Everything a demo run depends on besides its seed (defaults: the run that meets the goal on CPU)."""
 
     steps: int = DEFAULT_STEPS
-    sft: SFTConfig = field(default_factory=lambda: SFTConfig(steps=200, batch_size=64, learning_rate=1e-3,
-                                                             precision="auto"))
-    grpo: GRPOConfig = field(default_factory=lambda: GRPOConfig(precision="auto"))
+    sft: SFTConfig = field(default_factory=lambda: SFTConfig(steps=200, batch_size=64, learning_rate=1e-3))
+    # fp32: under bf16 autocast (about 20 % faster here) seed 0 stalled at 90 % on its worst branch where fp32
+    # reached 98.4 %: the digit-by-digit comparison with the threshold is the finest thing the model learns.
+    grpo: GRPOConfig = field(default_factory=lambda: GRPOConfig(explore_temperature=2.0))
     lr_decay: bool = True
     curriculum_mix: float = 0.5
     replay: float = 0.25

@@ -63,28 +63,41 @@ def generate(
     prompts: Sequence[Any],
     *,
     num_samples: int = 1,
-    temperature: float = 1.0,
+    temperature: float | Sequence[float] = 1.0,
     max_new_tokens: int = 32,
     greedy: bool = False,
 ) -> Generation:
     """Sample ``num_samples`` completions per prompt (or the greedy one, ``greedy=True``).
 
     Pure ancestral sampling at ``temperature`` (no top-k, no top-p), drawn from torch's global
-    random generator, so a seeded run is reproducible. The model is left in the mode it was in.
+    random generator, so a seeded run is reproducible. ``temperature`` may also be one value per
+    prompt. The model is left in the mode it was in.
     """
     import torch
-    from transformers import GenerationConfig
+    from transformers import GenerationConfig, LogitsProcessorList
 
     if num_samples < 1 or max_new_tokens < 1:
         raise ValueError(f"num_samples and max_new_tokens must be >= 1, got {num_samples} and {max_new_tokens}")
-    if not greedy and not temperature > 0:
-        raise ValueError(f"temperature must be > 0 when sampling, got {temperature}")
+    per_prompt = None
+    if not isinstance(temperature, (int, float)):
+        per_prompt = [float(t) for t in temperature]
+        if len(per_prompt) != len(prompts):
+            raise ValueError(f"got {len(per_prompt)} temperatures for {len(prompts)} prompts")
+        if len(set(per_prompt)) == 1:
+            temperature, per_prompt = per_prompt[0], None
+    if not greedy and not all(t > 0 for t in (per_prompt or [temperature])):
+        raise ValueError(f"temperature must be > 0 when sampling, got {temperature if per_prompt is None else per_prompt}")
     device = next(model.parameters()).device
     ids, mask = encode_prompts(tokenizer, prompts, device=device)
     if num_samples > 1:
         ids, mask = ids.repeat_interleave(num_samples, 0), mask.repeat_interleave(num_samples, 0)
     eos_ids = _eos_ids(model, tokenizer)
     pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else eos_ids[0]
+    processors = LogitsProcessorList()
+    if per_prompt is not None and not greedy:
+        rows = torch.tensor(per_prompt, device=device).repeat_interleave(num_samples).unsqueeze(-1)
+        processors.append(_RowTemperature(rows))
+        temperature = 1.0
     config = GenerationConfig(
         do_sample=not greedy,
         temperature=None if greedy else float(temperature),
@@ -99,7 +112,8 @@ def generate(
     model.eval()
     try:
         with torch.no_grad():
-            out = model.generate(input_ids=ids, attention_mask=mask, generation_config=config)
+            out = model.generate(input_ids=ids, attention_mask=mask, generation_config=config,
+                                 logits_processor=processors)
     finally:
         model.train(was_training)
     completion = out[:, ids.shape[1]:]
@@ -111,6 +125,16 @@ def generate(
     texts = tokenizer.batch_decode(completion * completion_mask + pad_id * (1 - completion_mask),
                                    skip_special_tokens=True)
     return Generation(ids, mask, completion, completion_mask, texts, truncated)
+
+
+class _RowTemperature:
+    """A logits processor dividing each row's scores by its own temperature (a ``[B, 1]`` tensor)."""
+
+    def __init__(self, temperatures: Any) -> None:
+        self.temperatures = temperatures
+
+    def __call__(self, input_ids: Any, scores: Any) -> Any:
+        return scores / self.temperatures
 
 
 def _eos_ids(model: Any, tokenizer: Any) -> list[int]:

@@ -111,6 +111,10 @@ class GRPOConfig:
     groups agree, and move the decision boundary back and forth). The learning rate warms up linearly over ``warmup_steps``, then, when ``decay_steps`` is
     set, falls linearly to ``min_lr_ratio`` times its peak at step ``decay_steps`` and stays there
     (the schedule counts the steps that trained; a step with no group to train on does not move it).
+    ``explore_temperature`` multiplies the temperature of a prompt whose last group was answered wrong
+    by every sample (1: off): such a group has no spread, so GRPO cannot learn from it, and a confident
+    policy keeps answering it wrong; sampled hotter, a right answer appears and carries the gradient
+    (the loss is that of the hotter policy for those samples).
     ``precision`` is that of generation and of the update's matrix products: ``fp32``, ``bf16``
     (autocast; weights, optimiser state and losses stay fp32) or ``auto`` (bf16 where the device
     computes it natively, see :mod:`proofgym.training._precision`).
@@ -127,6 +131,7 @@ class GRPOConfig:
     clip_eps: float = 0.2
     beta: float = 0.05
     temperature: float = 1.0
+    explore_temperature: float = 1.0
     max_new_tokens: int = 24
     updates_per_generation: int = 2
     dynamic_sampling: bool = True
@@ -154,7 +159,7 @@ class GRPOConfig:
                              f"({self.warmup_steps})")
         if not (isinstance(self.min_lr_ratio, (int, float)) and 0 <= self.min_lr_ratio <= 1):
             raise ValueError(f"GRPOConfig.min_lr_ratio must be a number in [0, 1], got {self.min_lr_ratio!r}")
-        for name in ("learning_rate", "temperature"):
+        for name in ("learning_rate", "temperature", "explore_temperature"):
             value = getattr(self, name)
             if not (isinstance(value, (int, float)) and math.isfinite(value) and value > 0):
                 raise ValueError(f"GRPOConfig.{name} must be a finite number > 0, got {value!r}")
@@ -238,15 +243,18 @@ class CompactGRPO:
         started = time.perf_counter()
         timings = {"generate_s": 0.0, "score_s": 0.0}
         rollouts: list[Rollout] = []
-        kept: list[tuple[list[list[int]], list[list[int]], list[float]]] = []
-        groups_seen = zero_spread = rounds = 0
+        kept: list[tuple[list[list[int]], list[list[int]], list[float], list[float]]] = []
+        groups_seen = zero_spread = rounds = explored = 0
         observed: list[tuple[Mapping[str, Any], int, int]] = []
         for rounds in range(1, (cfg.max_sampling_rounds if cfg.dynamic_sampling else 1) + 1):
             rows = self.curriculum.sample(cfg.prompts_per_step)
+            temperatures = [cfg.temperature * (cfg.explore_temperature if self.curriculum.last_error(row) == 1.0
+                                               else 1.0) for row in rows]
+            explored += sum(t != cfg.temperature for t in temperatures)
             t0 = time.perf_counter()
             with autocast(cfg.precision, self.model):
                 gen = generate(self.model, self.tokenizer, [r["prompt"] for r in rows],
-                               num_samples=cfg.group_size, temperature=cfg.temperature,
+                               num_samples=cfg.group_size, temperature=temperatures,
                                max_new_tokens=cfg.max_new_tokens)
             t1 = time.perf_counter()
             expanded = [row for row in rows for _ in range(cfg.group_size)]
@@ -266,7 +274,8 @@ class CompactGRPO:
                 train = (spread or not cfg.dynamic_sampling) and len(kept) < cfg.prompts_per_step
                 if train:
                     kept.append(([prompt_tokens[i] for i in span], [completion_tokens[i] for i in span],
-                                 [advantages[i] if rewards[i] is not None else math.nan for i in span]))
+                                 [advantages[i] if rewards[i] is not None else math.nan for i in span],
+                                 [temperatures[g]] * len(span)))
                 for i in span:
                     counted = train and rewards[i] is not None
                     rollouts.append(Rollout(row=expanded[i], completion=gen.texts[i], item=items[i],
@@ -287,6 +296,7 @@ class CompactGRPO:
             "groups_trained": len(kept),
             "replay_pool": self.curriculum.replay_pool_size,
             "sampling_rounds": rounds,
+            "explored_groups": explored,
             **losses,
             "lr": self.optimizer.param_groups[0]["lr"],
             **timings,
@@ -295,7 +305,8 @@ class CompactGRPO:
         }
         return StepResult(step=self.steps_done, metrics=metrics, rollouts=rollouts)
 
-    def _update(self, kept: list[tuple[list[list[int]], list[list[int]], list[float]]]) -> dict[str, float]:
+    def _update(self, kept: list[tuple[list[list[int]], list[list[int]], list[float], list[float]]],
+                ) -> dict[str, float]:
         import torch
 
         cfg = self.config
@@ -303,6 +314,7 @@ class CompactGRPO:
         completions = [c for group in kept for c in group[1]]
         advantages = [a for group in kept for a in group[2]]
         batch = _batch(prompts, completions, self.tokenizer, next(self.model.parameters()).device)
+        temperature = torch.tensor([t for group in kept for t in group[3]], device=batch["mask"].device)
         # A None reward (nan here) abstains: its tokens leave the loss entirely.
         scored = torch.tensor([not math.isnan(a) for a in advantages], device=batch["mask"].device)
         mask = batch["mask"] * scored.unsqueeze(-1).to(batch["mask"].dtype)
@@ -310,14 +322,14 @@ class CompactGRPO:
         ref_logp = None
         if self.reference is not None:
             with torch.no_grad(), autocast(cfg.precision, self.reference):
-                ref_logp = completion_logprobs(self.reference, batch, cfg.temperature)
+                ref_logp = completion_logprobs(self.reference, batch, temperature)
         scale = min(1.0, len(kept) / cfg.prompts_per_step) if cfg.scale_partial_batches else 1.0
         self.model.train()
         totals = {"loss": 0.0, "kl": 0.0, "clip_fraction": 0.0, "grad_norm": 0.0}
         old_logp = None
         for _ in range(cfg.updates_per_generation):
             with autocast(cfg.precision, self.model):
-                logp = completion_logprobs(self.model, batch, cfg.temperature)
+                logp = completion_logprobs(self.model, batch, temperature)
             if old_logp is None:  # the weights have not moved yet: this is the policy that sampled
                 old_logp = logp.detach()
             terms = grpo_loss(logp, old_logp, ref_logp, adv, mask, cfg.clip_eps, cfg.beta)
@@ -334,9 +346,10 @@ class CompactGRPO:
         return {k: v / cfg.updates_per_generation for k, v in totals.items()}
 
 
-def completion_logprobs(model: Any, batch: Mapping[str, Any], temperature: float = 1.0) -> Any:
+def completion_logprobs(model: Any, batch: Mapping[str, Any], temperature: Any = 1.0) -> Any:
     """``[B, T]`` log-probabilities of the completion tokens of ``batch`` (see :func:`_batch`) under ``model``
-    sampled at ``temperature`` (the logits are divided by it, so the loss is that of the sampling policy)."""
+    sampled at ``temperature`` (the logits are divided by it, so the loss is that of the sampling policy): a
+    number, or a ``[B]`` tensor with one temperature per row."""
     import torch
 
     ids, attention = batch["input_ids"], batch["attention_mask"]
@@ -344,7 +357,10 @@ def completion_logprobs(model: Any, batch: Mapping[str, Any], temperature: float
     positions = (attention.cumsum(-1) - 1).clamp(min=0)
     # Only the logits that predict completion tokens: the last `width + 1` positions, less the last.
     logits = model(input_ids=ids, attention_mask=attention, position_ids=positions,
-                   logits_to_keep=width + 1).logits[:, :-1, :].float() / temperature
+                   logits_to_keep=width + 1).logits[:, :-1, :].float()
+    if isinstance(temperature, torch.Tensor):
+        temperature = temperature.to(logits.dtype).reshape(-1, 1, 1)
+    logits = logits / temperature
     return torch.log_softmax(logits, dim=-1).gather(-1, batch["completion_ids"].unsqueeze(-1)).squeeze(-1)
 
 
