@@ -66,3 +66,17 @@ def test_rows_cover_every_rule_branch_and_carry_the_kernels_gold(rows):
         assert r["gold"] == ("permit" if r["branch"] == "permit" else "deny")
     with pytest.raises(ValueError, match="n must be"):
         demo_rows(0, -1)
+
+
+def test_a_permit_at_exactly_the_income_threshold_is_a_curriculum_cell_of_its_own():
+    from proofgym.training import demo_rows
+
+    rows = demo_rows(0, 2000)
+    at_threshold = [r for r in rows if r["cell"] == "permit_eligible@income_at_threshold"]
+    assert at_threshold and all(r["source_facts"]["annual_income"] == 30000 and r["gold"] == "permit"
+                                for r in at_threshold)
+    # A denied record at the threshold is denied for another reason: its cell is that reason's.
+    denied = [r for r in rows if r["gold"] == "deny" and r["source_facts"]["annual_income"] == 30000]
+    assert denied and all("@" not in r["cell"] for r in denied)
+    assert all(r["cell"] == "permit_eligible" for r in rows
+               if r["gold"] == "permit" and r["source_facts"]["annual_income"] != 30000)

@@ -25,6 +25,7 @@ from typing import Any
 
 from proofgym.config import RunConfig, parse_run_config
 from proofgym.domains import Record, get_domain, gold_decision
+from proofgym.domains._grant_eligibility import INCOME_THRESHOLD
 
 DOMAIN_NAME = "grant_eligibility"
 
@@ -87,7 +88,11 @@ def demo_rows(seed: int, n: int, *, exclude: Iterable[Mapping[str, Any]] = ()) -
     ``gold`` comes from the rule kernel; ``cell`` names the decision rules that fire on the record
     (``deny_minor+deny_non_resident``): a finer split than ``branch``, which names only the first
     deny reason, so a curriculum can tell a minor denied for being a minor alone (the hard case) from
-    one who is also a non-resident. Records whose facts equal those of a row in ``exclude``
+    one who is also a non-resident. A permitted record whose income is exactly the threshold (30,000;
+    30,001 is denied) is a cell of its own, ``permit_eligible@income_at_threshold``: the boundary the policy has to read
+    digit by digit, and the case the held-out exclusion thins most (it has few distinct fact sets, and
+    the held-out rows hold most of them), so the curriculum keeps its accuracy apart from the easy rows
+    of the same decision and over-samples it while it is answered wrong. Records whose facts equal those of a row in ``exclude``
     (a held-out set) are skipped, so training never sees a held-out case; the generator is drawn
     further until ``n`` rows are found.
     """
@@ -123,8 +128,15 @@ def _row(record: Record) -> dict[str, Any]:
         "gold": gold_decision(domain, record.facts),
         "source_facts": dict(record.facts),
         "branch": record.branch,
-        "cell": _fired_decision_rules(record.facts),
+        "cell": _cell(record.facts),
     }
+
+
+def _cell(facts: Mapping[str, Any]) -> str:
+    cell = _fired_decision_rules(facts)
+    if not cell.startswith("deny") and facts.get("annual_income") == INCOME_THRESHOLD:
+        cell += "@income_at_threshold"
+    return cell
 
 
 def _fired_decision_rules(facts: Mapping[str, Any]) -> str:
