@@ -13,6 +13,13 @@ import math
 from typing import Any
 
 
+def check_decay(decay: Any, where: str = "decay") -> None:
+    """Raise ``ValueError`` naming ``where`` unless ``decay`` is a finite number in [0, 1)."""
+    if not (isinstance(decay, (int, float)) and not isinstance(decay, bool) and math.isfinite(decay)
+            and 0.0 <= decay < 1.0):
+        raise ValueError(f"{where} must be a number in [0, 1), got {decay!r}")
+
+
 class WeightAverage:
     """An exponential moving average of ``model``'s floating-point parameters and buffers.
 
@@ -23,9 +30,7 @@ class WeightAverage:
     """
 
     def __init__(self, model: Any, decay: float) -> None:
-        if not (isinstance(decay, (int, float)) and not isinstance(decay, bool) and math.isfinite(decay)
-                and 0.0 <= decay < 1.0):
-            raise ValueError(f"decay must be a number in [0, 1), got {decay!r}")
+        check_decay(decay)
         self.decay = float(decay)
         self.model = copy.deepcopy(model).eval()
         for parameter in self.model.parameters():

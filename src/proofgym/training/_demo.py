@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from proofgym.training._average import check_decay
 from proofgym.training._demo_task import (
     BRANCH_LABELS,
     DEMO_RUN_CONFIG,
@@ -75,10 +76,8 @@ class DemoSettings:
             raise ValueError(f"curriculum_mix must be in [0, 1], got {self.curriculum_mix!r}")
         if not 0.0 <= self.replay < 1.0:
             raise ValueError(f"replay must be in [0, 1), got {self.replay!r}")
-        if self.average_decay is not None and not (
-                isinstance(self.average_decay, (int, float)) and not isinstance(self.average_decay, bool)
-                and 0.0 <= self.average_decay < 1.0):
-            raise ValueError(f"average_decay must be None or a number in [0, 1), got {self.average_decay!r}")
+        if self.average_decay is not None:
+            check_decay(self.average_decay, "average_decay")
         if not isinstance(self.stop_at_goal, bool):
             raise ValueError(f"stop_at_goal must be True or False, got {self.stop_at_goal!r}")
 
@@ -243,7 +242,6 @@ def _run(out: Path, seed: int, settings: DemoSettings, cache_dir: str | Path | N
         log = MetricsLog()
         log.log(0, **_heldout_columns(warmed_up))  # step 0: after the warm-up, before any GRPO step
         step_times: list[float] = []
-        trained = None
         with _phase(timings, "grpo_s"), _LiveTable(console, settings.steps) as table:
             for _ in range(settings.steps):
                 result = loop.step()

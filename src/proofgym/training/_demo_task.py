@@ -89,12 +89,12 @@ def demo_rows(seed: int, n: int, *, exclude: Iterable[Mapping[str, Any]] = ()) -
     (``deny_minor+deny_non_resident``): a finer split than ``branch``, which names only the first
     deny reason, so a curriculum can tell a minor denied for being a minor alone (the hard case) from
     one who is also a non-resident. A permitted record whose income is exactly the threshold (30,000;
-    30,001 is denied) is a cell of its own, ``permit_eligible@income_at_threshold``: the boundary the policy has to read
-    digit by digit, and the case the held-out exclusion thins most (it has few distinct fact sets, and
-    the held-out rows hold most of them), so the curriculum keeps its accuracy apart from the easy rows
-    of the same decision and over-samples it while it is answered wrong. Records whose facts equal those of a row in ``exclude``
-    (a held-out set) are skipped, so training never sees a held-out case; the generator is drawn
-    further until ``n`` rows are found.
+    30,001 is denied) is a cell of its own, ``permit_eligible@income_at_threshold``: the boundary the
+    policy has to read digit by digit, and the case the held-out exclusion thins most (it has few
+    distinct fact sets, and the held-out rows hold most of them), so the curriculum keeps its accuracy
+    apart from the easy rows of the same decision and over-samples it while it is answered wrong.
+    Records whose facts equal those of a row in ``exclude`` (a held-out set) are skipped, so training
+    never sees a held-out case; the generator is drawn further until ``n`` rows are found.
     """
     if n < 0:
         raise ValueError(f"n must be >= 0, got {n}")

@@ -86,7 +86,8 @@ def generate(
         if len(set(per_prompt)) == 1:
             temperature, per_prompt = per_prompt[0], None
     if not greedy and not all(t > 0 for t in (per_prompt or [temperature])):
-        raise ValueError(f"temperature must be > 0 when sampling, got {temperature if per_prompt is None else per_prompt}")
+        given = temperature if per_prompt is None else per_prompt
+        raise ValueError(f"temperature must be > 0 when sampling, got {given}")
     device = next(model.parameters()).device
     ids, mask = encode_prompts(tokenizer, prompts, device=device)
     if num_samples > 1:

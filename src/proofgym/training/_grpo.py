@@ -108,9 +108,10 @@ class GRPOConfig:
     the share it found: the loss is summed over the step's quota of groups, not averaged over the groups
     found, so that four groups move the weights about a quarter as far as sixteen (with a token mean,
     a handful of boundary cases would otherwise make a full-size Adam step late in training, when most
-    groups agree, and move the decision boundary back and forth). The learning rate warms up linearly over ``warmup_steps``, then, when ``decay_steps`` is
-    set, falls linearly to ``min_lr_ratio`` times its peak at step ``decay_steps`` and stays there
-    (the schedule counts the steps that trained; a step with no group to train on does not move it).
+    groups agree, and move the decision boundary back and forth). The learning rate warms up linearly
+    over ``warmup_steps``, then, when ``decay_steps`` is set, falls linearly to ``min_lr_ratio`` times
+    its peak at step ``decay_steps`` and stays there (the schedule counts the steps that trained; a
+    step with no group to train on does not move it).
     ``explore_temperature`` multiplies the temperature of a prompt whose last group was answered wrong
     by every sample (1: off): such a group has no spread, so GRPO cannot learn from it, and a confident
     policy keeps answering it wrong; sampled hotter, a right answer appears and carries the gradient
