@@ -1,0 +1,62 @@
+import json
+import time
+
+import pytest
+
+from proofgym.core import json_limit_problem
+from proofgym.core._text import MAX_DEPTH, MAX_INT_DIGITS
+
+
+def nested(depth, open_="[", close="]"):
+    return open_ * depth + close * depth
+
+
+@pytest.mark.parametrize("text", [
+    "", "{}", "[1, 2, 3]", nested(MAX_DEPTH), '{"a": ' + nested(MAX_DEPTH - 1, "{", "}") + "}",
+    '{"s": "' + "[" * 10_000 + '"}', '{"s": "' + "9" * 10_000 + '"}',  # inside strings, nothing counts
+    "9" * MAX_INT_DIGITS, "-" + "9" * MAX_INT_DIGITS, "1." + "9" * 5000, "1e" + "9" * 5000, "9" * 5000 + ".5",
+    "9" * 5000 + "e1", '"\\"[[[" ', "not json at all",
+])
+def test_text_within_the_limits_passes(text):
+    assert json_limit_problem(text) is None
+    assert json_limit_problem(text.encode()) is None
+
+
+@pytest.mark.parametrize("depth", [MAX_DEPTH + 1, 1000, 10_000])
+@pytest.mark.parametrize("brackets", [("[", "]"), ("{\"k\":", "}")])
+def test_nesting_past_the_limit_is_named_with_its_path(depth, brackets):
+    open_, close = brackets
+    body = '{"query": ["q"], "labels": [1, ' + open_ * depth + "0" + close * depth + "]}"
+    problem = json_limit_problem(body.encode())
+    assert problem.kind == "json_too_deep"
+    assert problem.path[:2] == ("labels", 1) and len(problem.path) >= MAX_DEPTH - 2
+    assert f"the limit is {MAX_DEPTH} levels" in problem.message and "at labels[1]" in problem.message
+    assert json_limit_problem(body.encode(), max_depth=depth + 2) is None
+
+
+def test_an_integer_past_the_limit_is_named_with_its_path_and_its_size():
+    problem = json_limit_problem(b'{"a": {"b\\"c": [0, -' + b"7" * 5000 + b"]}}")
+    assert problem.kind == "json_integer_too_long" and problem.path == ("a", 'b"c', 1)
+    assert problem.message == 'an integer of 5000 digits at a.b"c[1]; the limit is 1000 digits'
+    assert json_limit_problem("9" * (MAX_INT_DIGITS + 1)).path == ()
+
+
+def test_the_first_problem_in_the_text_is_the_one_named():
+    text = '{"x": ' + "1" * 2000 + ', "y": ' + nested(100) + "}"
+    assert json_limit_problem(text).path == ("x",)
+    text = '{"y": ' + nested(100) + ', "x": ' + "1" * 2000 + "}"
+    assert json_limit_problem(text).kind == "json_too_deep"
+
+
+def test_keys_with_escapes_and_lone_surrogates_are_named_as_text():
+    problem = json_limit_problem(b'{"\\ud800\\u00e9": ' + nested(70).encode() + b"}")
+    assert problem.path[0] == "\ufffd\u00e9"
+    json.dumps(problem.path, allow_nan=False).encode("utf-8")
+
+
+def test_a_large_body_within_the_limits_is_checked_quickly():
+    items = [{"gold": "permit", "source_facts": {"age": 50, "note": "[" * 80}}] * 16_000
+    body = json.dumps({"query": ["x" * 1000] * 16_000, "labels": items}).encode()
+    started = time.perf_counter()
+    assert json_limit_problem(body) is None
+    assert time.perf_counter() - started < 2.0
