@@ -10,7 +10,7 @@ from contextlib import asynccontextmanager
 from typing import Any, AsyncIterator, Collection, Mapping
 
 from fastapi import FastAPI, Query
-from fastapi.encoders import jsonable_encoder
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
 from pydantic import BaseModel, ValidationError
 
@@ -33,9 +33,10 @@ from proofgym.serve._correlation import correlation_id
 from proofgym.serve._envs import EnvProvider
 from proofgym.serve._errors import RequestError
 from proofgym.serve._guard import RequestGuard
+from proofgym.serve._json import SafeJSONResponse
 from proofgym.serve._models import RolloutRequest, RolloutResponse
 from proofgym.serve._recorder import TraceRecorder
-from proofgym.serve._response import build_response, task_id
+from proofgym.serve._response import build_response, encode_response, task_id
 from proofgym.serve._signals import SignalDrain
 from proofgym.traces import TraceStore, TraceStoreError
 
@@ -131,19 +132,30 @@ def create_app(
     app.state.recorder = recorder
     app.add_middleware(RequestGuard, api_key=key, max_body_bytes=max_body_bytes)
 
+    # Error bodies echo what the client sent (a NaN, a lone surrogate): SafeJSONResponse encodes any of it.
+    @app.exception_handler(RequestValidationError)
+    async def _unparsed(_: Any, exc: RequestValidationError) -> SafeJSONResponse:
+        return SafeJSONResponse({"detail": exc.errors()}, status_code=422)
+
     @app.exception_handler(RequestError)
-    async def _invalid(_: Any, exc: RequestError) -> JSONResponse:
-        return JSONResponse({"detail": jsonable_encoder(exc.details())}, status_code=422)
+    async def _invalid(_: Any, exc: RequestError) -> SafeJSONResponse:
+        return SafeJSONResponse({"detail": exc.details()}, status_code=422)
 
     @app.exception_handler(Draining)
-    async def _draining(_: Any, exc: Draining) -> JSONResponse:
-        return JSONResponse({"detail": "the task app is shutting down; send the rollout to another instance"},
-                            status_code=503, headers={"Retry-After": "1"})
+    async def _draining(_: Any, exc: Draining) -> SafeJSONResponse:
+        return SafeJSONResponse({"detail": "the task app is shutting down; send the rollout to another instance"},
+                                status_code=503, headers={"Retry-After": "1"})
 
     @app.exception_handler(TraceStoreError)
-    async def _unstored(_: Any, exc: TraceStoreError) -> JSONResponse:
-        return JSONResponse({"detail": f"the rollout ran but its trace could not be stored: {exc}"},
-                            status_code=500)
+    async def _unstored(_: Any, exc: TraceStoreError) -> SafeJSONResponse:
+        return SafeJSONResponse({"detail": f"the rollout ran but its trace could not be stored: {exc}"},
+                                status_code=500)
+
+    @app.exception_handler(Exception)
+    async def _failed(_: Any, exc: Exception) -> SafeJSONResponse:
+        # The last resort: a clear JSON 500, never a traceback (the server logs that).
+        return SafeJSONResponse({"detail": f"internal error ({type(exc).__name__}); see the task app's log"},
+                                status_code=500)
 
     @app.get("/health")
     async def health() -> JSONResponse:
@@ -190,8 +202,8 @@ def create_app(
         if controller.draining:
             raise Draining()
         if request.env.env_name not in (None, env_name):
-            return JSONResponse({"detail": f"this app serves environment {env_name!r}, not "
-                                           f"{request.env.env_name!r}; see GET /info"}, status_code=404)
+            return SafeJSONResponse({"detail": f"this app serves environment {env_name!r}, not "
+                                               f"{request.env.env_name!r}; see GET /info"}, status_code=404)
         cid = correlation_id(request)
         config = envs.known_config(request.env.config)
         if config is None:  # a config not seen before: validated by building an environment, off the loop
@@ -201,7 +213,9 @@ def create_app(
         else:
             policy = _build_policy(request, env_name, config, allowed_policies)
 
-        async def play() -> RolloutResult:
+        trace_format = request.record.trace_format if request.record.return_trace else None
+
+        async def play() -> tuple[RolloutResult, bytes | None]:
             # Recording is part of the rollout, so a drain waits for it, cancelled rollouts included.
             finished: list[RolloutResult] = []
             try:
@@ -217,25 +231,53 @@ def create_app(
                 if finished:
                     await _record(recorder, finished[0])
                 raise
+            # The answer is built and encoded before the session is committed: once it is stored, only
+            # sending bytes is left, so a stored rollout is answered (a client retrying a failed answer
+            # would run and store the rollout again).
+            body = _answer(request, result, env_name=env_name, policy=policy, correlation_id=cid,
+                           trace_format=trace_format)
             await _record(recorder, result)
-            return result
+            return result, body
 
         try:
-            result = await controller.run(play())
+            result, body = await controller.run(play())
         except RolloutCancelled:
             raise Draining() from None
         finally:
-            await policy.aclose()
-        session = result.session
+            await _close(policy)
+        if body is None:
+            return SafeJSONResponse({"detail": f"the rollout ran and was stored (session {result.session.session_id}"
+                                               "), but its response could not be built; see the task app's log. "
+                                               "Retrying runs and stores the rollout again."}, status_code=500)
+        # Built and validated once; returning a Response spares FastAPI a second validation pass.
+        return Response(body, media_type="application/json")
+
+    return app
+
+
+def _answer(request: RolloutRequest, result: RolloutResult, *, env_name: str, policy: Policy,
+            correlation_id: str | None, trace_format: Any) -> bytes | None:
+    """The encoded response to a finished rollout, or ``None`` (logged) when it cannot be built. Bounded
+    as it is (:func:`build_response`), it always can: ``None`` is a last resort, answered with a 500."""
+    session = result.session
+    try:
         response = build_response(request, session, env_name=env_name,
                                   policy_id=request.policy.policy_id or session.policy_id or str(policy.policy_id),
                                   outcome_score=result.outcome_score, verdict=result.verdict,
-                                  invalid_reason=result.invalid_reason, correlation_id=cid,
-                                  trace_format=request.record.trace_format if request.record.return_trace else None)
-        # Built and validated once here; returning a Response spares FastAPI a second validation pass.
-        return Response(response.model_dump_json(), media_type="application/json")
+                                  invalid_reason=result.invalid_reason, correlation_id=correlation_id,
+                                  trace_format=trace_format)
+        return encode_response(response)
+    except Exception:  # noqa: BLE001 - the rollout ran: it is stored and answered whatever failed here
+        logger.exception("rollout %s ran, but its response could not be built", session.session_id)
+        return None
 
-    return app
+
+async def _close(policy: Policy) -> None:
+    """Close the request's policy; a failure to do so is logged, not answered (the rollout is over)."""
+    try:
+        await policy.aclose()
+    except Exception:  # noqa: BLE001 - the rollout is over and answered either way
+        logger.warning("the policy of a rollout could not be closed", exc_info=True)
 
 
 async def _record(recorder: TraceRecorder, result: RolloutResult) -> None:

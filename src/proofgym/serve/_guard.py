@@ -1,17 +1,23 @@
-"""The ASGI guard in front of the task app: the API key first, then the body size, before any parsing.
+"""The ASGI guard in front of the task app: the API key first, then the body size and shape, before any parsing.
 
-Doing both here, rather than in route dependencies, fixes the order a client sees: 401 for a
+Doing these here, rather than in route dependencies, fixes the order a client sees: 401 for a
 missing or wrong key (whatever the body), then 413 for an oversized body (declared in
-``Content-Length`` or streamed without one), and only then the app's own 422 for an invalid body.
-A body within the limit is read once and replayed to the app.
+``Content-Length`` or streamed without one), then 422 for JSON nested deeper than
+:data:`~proofgym.core._text.MAX_DEPTH` levels or with an integer of more than
+:data:`~proofgym.core._text.MAX_INT_DIGITS` digits (the parser would fail on such a body before any
+field could be named, and what could be parsed could not be recorded exactly), and only then the
+app's own 422 for an invalid body. A body within the limits is read once and replayed to the app.
 """
 
 from __future__ import annotations
 
-import json
+import asyncio
 from typing import Any, Awaitable, Callable, Collection, MutableMapping
 
+from proofgym.core import json_limit_problem
+from proofgym.core._text import MAX_DEPTH
 from proofgym.serve._auth import key_matches, presented_key
+from proofgym.serve._json import json_bytes
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -20,21 +26,26 @@ Send = Callable[[Message], Awaitable[None]]
 ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 _AUTH_HINT = "send the app's key as an X-API-Key header or as Authorization: Bearer <key>"
+#: Bodies larger than this are checked for their shape in a worker thread, so the event loop stays free.
+_CHECKED_INLINE_BYTES = 1 << 20
 
 
 class RequestGuard:
-    """ASGI middleware: 401 without the right key (except on ``open_paths``), 413 above ``max_body_bytes``.
+    """ASGI middleware: 401 without the right key (except on ``open_paths``), 413 above ``max_body_bytes``,
+    422 for a body nested more than ``max_depth`` levels deep or with an integer of more than 1000 digits
+    (its ``detail`` names the limit and the path, as FastAPI's 422 does).
 
     ``api_key=None`` turns authentication off (the server only allows that on a loopback address).
     """
 
     def __init__(self, app: ASGIApp, *, api_key: str | None, max_body_bytes: int,
-                 open_paths: Collection[str] = ("/health",)) -> None:
-        if max_body_bytes < 1:
-            raise ValueError(f"max_body_bytes must be at least 1, got {max_body_bytes}")
+                 open_paths: Collection[str] = ("/health",), max_depth: int = MAX_DEPTH) -> None:
+        if max_body_bytes < 1 or max_depth < 1:
+            raise ValueError(f"max_body_bytes and max_depth must be at least 1, got {max_body_bytes} and {max_depth}")
         self.app = app
         self.api_key = api_key
         self.max_body_bytes = max_body_bytes
+        self.max_depth = max_depth
         self.open_paths = frozenset(open_paths)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -70,14 +81,23 @@ class RequestGuard:
                 return
             body.append(chunk)
             more = message.get("more_body", False)
+        content = b"".join(body)
+        problem = None
+        if content and first is None:
+            if len(content) <= _CHECKED_INLINE_BYTES:
+                problem = json_limit_problem(content, max_depth=self.max_depth)
+            else:
+                problem = await asyncio.to_thread(json_limit_problem, content, max_depth=self.max_depth)
+        if problem is not None:
+            await _reply(send, 422, [{"type": problem.kind, "loc": ["body", *problem.path], "msg": problem.message}])
+            return
         replayed = False
 
         async def replay() -> Message:
             nonlocal replayed
             if not replayed:
                 replayed = True
-                return first if first is not None else {"type": "http.request", "body": b"".join(body),
-                                                        "more_body": False}
+                return first if first is not None else {"type": "http.request", "body": content, "more_body": False}
             return await receive()
 
         await self.app(scope, replay, send)
@@ -87,8 +107,8 @@ class RequestGuard:
         return f"request body too large: {what} bytes, the limit is {self.max_body_bytes}"
 
 
-async def _reply(send: Send, status: int, detail: str, extra: list[tuple[bytes, bytes]] = ()) -> None:
-    body = json.dumps({"detail": detail}).encode()
+async def _reply(send: Send, status: int, detail: Any, extra: list[tuple[bytes, bytes]] = ()) -> None:
+    body = json_bytes({"detail": detail})
     headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()), *extra]
     if status == 413:
         headers.append((b"connection", b"close"))  # the rest of the body is never read

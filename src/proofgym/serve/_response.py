@@ -1,10 +1,19 @@
-"""A finished rollout as the task app's response: trajectory, metrics, pipeline metadata and trace."""
+"""A finished rollout as the task app's response: trajectory, metrics, pipeline metadata and trace.
+
+The response carries what the policy and the environment wrote (actions, observations, ``info``, the
+verdict, the trace), so every such value goes through :func:`~proofgym.core.bounded_json` and every such
+string through :func:`~proofgym.core.model_text`: the response can then always be encoded, whatever the
+trajectory holds (a lone surrogate, a NaN, data nested past any encoder's recursion, an object that is
+not JSON), and a rollout that was stored is also answered.
+"""
 
 from __future__ import annotations
 
 from dataclasses import asdict
 from typing import Any, Literal, Mapping
 
+from proofgym.core import bounded_json, model_text
+from proofgym.serve._json import json_bytes
 from proofgym.serve._models import (
     PipelineMetadata,
     RolloutMetrics,
@@ -25,7 +34,7 @@ def task_id(observation: Any, env_name: str, seed: int) -> str:
         if isinstance(source, Mapping):
             for key in _TASK_ID_KEYS:
                 if isinstance(source.get(key), (str, int)) and not isinstance(source.get(key), bool):
-                    return str(source[key])
+                    return model_text(str(bounded_json(source[key])))
     return f"{env_name}:{seed}"
 
 
@@ -68,7 +77,8 @@ def build_response(request: RolloutRequest, session: SessionTrace, *, env_name: 
                    outcome_score: float | None, verdict: Any, invalid_reason: str | None,
                    correlation_id: str | None,
                    trace_format: Literal["compact", "full"] | None) -> RolloutResponse:
-    """The response to ``request`` for the finished ``session``.
+    """The response to ``request`` for the finished ``session``, with every value the session holds bounded
+    (see the module docstring), so that encoding the response cannot fail.
 
     The inference URL is echoed exactly as the request sent it, in the trajectory, every step's
     ``info`` and the pipeline metadata, beside the correlation id.
@@ -78,15 +88,18 @@ def build_response(request: RolloutRequest, session: SessionTrace, *, env_name: 
     steps = [_step(step, echo) for step in session.steps] if request.record.trajectories else []
     total = session.total_reward
     first = session.steps[0].observation if session.steps else None
-    final = {
+    error = _text(session.error)
+    invalid_reason = _text(invalid_reason)
+    policy_id = model_text(policy_id)
+    final = bounded_json({
         "observation": _final_observation(session.steps[-1]) if session.steps else None,
         "total_return": total,
         "outcome_score": outcome_score,
         "invalid_reason": invalid_reason,
         "verdict": verdict,
         "status": session.status,
-        "error": session.error,
-    }
+        "error": error,
+    })
     trajectory = RolloutTrajectory(
         env_id=request.env.env_id or session.session_id,
         policy_id=policy_id,
@@ -120,17 +133,31 @@ def build_response(request: RolloutRequest, session: SessionTrace, *, env_name: 
         aborted=session.status != "ok",
         ops_executed=2 * len(session.steps),
         status=session.status,
-        error=session.error,
-        trace=trace,
+        error=error,
+        trace=None if trace is None else bounded_json(trace),
         trace_correlation_id=correlation_id,
         pipeline_metadata=metadata,
     )
 
 
+def encode_response(response: RolloutResponse) -> bytes:
+    """The JSON body of ``response``: pydantic's encoder (fast), or, should that refuse a value no field
+    bounded, the same data through :func:`~proofgym.serve._json.json_bytes` (which cannot refuse any)."""
+    try:
+        return response.model_dump_json().encode("utf-8")
+    except (ValueError, TypeError, RecursionError):  # pydantic's serialization errors are ValueErrors
+        return json_bytes(response.model_dump())
+
+
 def _step(step: StepTrace, echo: Mapping[str, Any]) -> RolloutStep:
     observation = step.observation if isinstance(step.observation, Mapping) else {"text": step.observation}
-    return RolloutStep(obs=dict(observation), tool_calls=tool_calls(step.action), reward=step.reward,
-                       done=step.done, truncated=step.truncated, info={**step.info, **echo})
+    return RolloutStep(obs=bounded_json(dict(observation)), tool_calls=bounded_json(tool_calls(step.action)),
+                       reward=step.reward, done=step.done, truncated=step.truncated,
+                       info=bounded_json({**step.info, **echo}))
+
+
+def _text(value: str | None) -> str | None:
+    return None if value is None else model_text(str(value))
 
 
 def _final_observation(step: StepTrace) -> Any:
@@ -142,4 +169,4 @@ def _final_observation(step: StepTrace) -> Any:
 
 def _split(request: RolloutRequest) -> str | None:
     split = request.env.config.get("split")
-    return split if isinstance(split, str) else None
+    return model_text(split) if isinstance(split, str) else None
