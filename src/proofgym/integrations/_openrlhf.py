@@ -16,9 +16,12 @@
   (``invalid`` = 1.0). ``scores`` are 0/1 correctness (``correct`` component), which OpenRLHF's
   dynamic filtering reads. ``extra_logs`` carries each item's components and outcome indicators.
 - Every request is verified as one batch through the verification runtime (deduplicated, cached,
-  bounded concurrency), parsed in a worker thread so the event loop stays free. ``GET /health`` needs no key; everything else needs the API key when one
-  is set (``X-API-Key`` or ``Authorization: Bearer``), checked before the body is read; bodies above
-  ``max_body_bytes`` are refused with 413; malformed bodies with 422 and the field paths.
+  bounded concurrency), parsed in a worker thread so the event loop stays free. ``GET /health`` needs no
+  key; everything else needs the API key when one is set (``X-API-Key`` or ``Authorization: Bearer``),
+  checked before the body is read; bodies above ``max_body_bytes`` are refused with 413; malformed bodies
+  with 422 and the field paths: JSON nested more than 64 levels deep or with an integer of more than 1000
+  digits (refused before parsing, by the guard), JSON that does not parse, fields of the wrong type,
+  lists longer than ``max_items`` (refused before validation), labels that carry no reference.
 
 fastapi and uvicorn are imported inside the functions that need them.
 """
@@ -135,7 +138,7 @@ def create_reward_app(source: Any, *, api_key: str | None = None, invalid_fill: 
     from fastapi import FastAPI, Request
     from fastapi.responses import JSONResponse
 
-    from proofgym.serve import RequestGuard
+    from proofgym.serve import RequestGuard, SafeJSONResponse
 
     if not math.isfinite(invalid_fill):
         raise ValueError(f"invalid_fill must be a finite number, got {invalid_fill}")
@@ -167,17 +170,21 @@ def create_reward_app(source: Any, *, api_key: str | None = None, invalid_fill: 
         body = await request.body()
         try:
             data = json.loads(body)
-        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        except (ValueError, RecursionError) as exc:  # not JSON, not UTF-8, or past a limit of the parser's
             return _unprocessable([{"loc": ["body"], "msg": f"the body is not valid JSON: {exc}",
                                     "type": "json_invalid"}])
+        # Before validation, which would describe each of a million wrong items.
+        too_long = [{"loc": ["body", key], "type": "too_long",
+                     "msg": f"{len(data[key])} items, the limit is {max_items} per request"}
+                    for key in RewardRequest.model_fields
+                    if isinstance(data, dict) and isinstance(data.get(key), list) and len(data[key]) > max_items]
+        if too_long:
+            return _unprocessable(too_long)
         try:
             parsed = RewardRequest.model_validate(data)
         except ValidationError as exc:
             return _unprocessable([{"loc": ["body", *err["loc"]], "msg": err["msg"], "type": err["type"]}
                                    for err in exc.errors(include_url=False, include_input=False)])
-        if len(parsed.query) > max_items:
-            return _unprocessable([{"loc": ["body", "query"], "type": "too_long",
-                                    "msg": f"{len(parsed.query)} items, the limit is {max_items} per request"}])
         labels = parsed.labels if parsed.labels is not None else [None] * len(parsed.query)
         references, errors = [], []
         for i, label in enumerate(labels):
@@ -197,7 +204,8 @@ def create_reward_app(source: Any, *, api_key: str | None = None, invalid_fill: 
         return reward_fn.score(None, responses, references)
 
     def _unprocessable(errors: list[dict[str, Any]]) -> Any:
-        return JSONResponse(status_code=422, content={"detail": errors})
+        # The messages may quote what the client sent (a label's text): encodable whatever it holds.
+        return SafeJSONResponse(status_code=422, content={"detail": errors})
 
     app.router.add_route("/get_reward", get_reward, methods=["POST"])
 

@@ -6,6 +6,7 @@ Imports FastAPI and uvicorn: import this package only where an app is built or s
 from proofgym.serve._app import DEFAULT_POLICIES, create_app
 from proofgym.serve._auth import API_KEY_ENV_VARS, api_key_from_env, is_loopback
 from proofgym.serve._guard import RequestGuard
+from proofgym.serve._json import SafeJSONResponse
 from proofgym.serve._models import (
     EnvSpec,
     PipelineMetadata,
@@ -35,6 +36,7 @@ __all__ = [
     "RolloutResponse",
     "RolloutStep",
     "RolloutTrajectory",
+    "SafeJSONResponse",
     "SafetyConfig",
     "ServeError",
     "api_key_from_env",
