@@ -12,10 +12,21 @@ import math
 from typing import Annotated, Any, Literal
 from urllib.parse import urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from proofgym.core import model_text
 
 _Seed = Annotated[int, Field(strict=True, ge=0, le=2**63 - 1)]
-_Id = Annotated[str, Field(min_length=1, max_length=256)]
+
+
+def _stored_as_sent(value: str) -> str:
+    # An id is stored and looked up as sent: one the store would change (a NUL, see model_text) is refused.
+    if model_text(value) != value:
+        raise ValueError("an id must not contain NUL (U+0000) or lone surrogates: it is stored as sent")
+    return value
+
+
+_Id = Annotated[str, Field(min_length=1, max_length=256), AfterValidator(_stored_as_sent)]
 _AGENT_OPS = ("agent", "policy")
 
 
