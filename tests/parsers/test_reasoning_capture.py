@@ -25,4 +25,4 @@ def test_reasoning_never_changes_the_rest_of_the_claim(parser, block):
 
 def test_lone_surrogates_in_reasoning_are_replaced(parser, block):
     claim = parser.parse(f"<reasoning>a\ud800b</reasoning>{block('deny')}").claim
-    assert claim.reasoning == "a?b"
+    assert claim.reasoning == "a\ufffdb"  # the one rule for untrusted text: proofgym.core.model_text

@@ -7,6 +7,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
+from proofgym.core._text import text_bytes
+
 # One encoder for every claim: json.dumps with options builds a new encoder per call.
 _CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=repr)
 
@@ -36,7 +38,7 @@ class Claim:
 
     def key(self, *, include_decision: bool = True) -> str:
         """SHA-256 hex digest of :meth:`canonical`."""
-        return hashlib.sha256(self.canonical(include_decision=include_decision).encode("utf-8")).hexdigest()
+        return hashlib.sha256(text_bytes(self.canonical(include_decision=include_decision))).hexdigest()
 
     def fact_value(self, name: str) -> Any:
         """The value of an asserted fact, unwrapping ``{"value": ..., "confidence": ...}`` objects."""

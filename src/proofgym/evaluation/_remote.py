@@ -6,6 +6,7 @@ import os
 import time
 from typing import Any, Mapping
 
+from proofgym.core import bounded_json
 from proofgym.evaluation._config import EvalSection
 from proofgym.evaluation._errors import EvalError
 from proofgym.evaluation._report import SeedResult
@@ -82,8 +83,9 @@ class TaskAppClient:
             return SeedResult(seed, "failed", duration_s=elapsed,
                               error=f"HTTP {response.status_code}: {_detail(response)}"), None
         try:
-            return _read_response(response.json(), seed, elapsed)
-        except (ValueError, KeyError, TypeError, IndexError) as exc:
+            # A remote app is outside our control: its answer is held to the one rule for untrusted data.
+            return _read_response(bounded_json(response.json()), seed, elapsed)
+        except (ValueError, KeyError, TypeError, IndexError, RecursionError) as exc:
             return SeedResult(seed, "failed", duration_s=elapsed,
                               error=f"the task app's answer is not a rollout response: {exc}"), None
 
@@ -129,7 +131,7 @@ def _read_response(data: Mapping[str, Any], seed: int, elapsed: float) -> tuple[
         duration_s=elapsed,
         session_id=metadata.get("session_id"),
         task_id=metadata.get("task_id"),
-        error=data.get("error"),
+        error=None if data.get("error") is None else str(data["error"]),
         invalid_reason=_invalid_reason(metrics, session),
     )
     return result, session

@@ -7,6 +7,7 @@ import re
 from collections.abc import Collection, Mapping
 from typing import Any
 
+from proofgym.core import model_text
 from proofgym.parsers._limits import ParseLimits
 from proofgym.parsers._result import Rejection
 
@@ -87,11 +88,6 @@ def check_scalar(name: str, value: Any, limits: ParseLimits) -> Any:
     raise Rejection("bad_facts", f"fact {name!r} must be a scalar, got {type(value).__name__}")
 
 
-def clean_text(text: str) -> str:
-    """``text`` with anything UTF-8 cannot encode (lone surrogates) replaced by ``?``."""
-    return text if _encodable(text) else text.encode("utf-8", "replace").decode("utf-8")
-
-
 def _check_wrapped(name: str, wrapped: Mapping[str, Any], limits: ParseLimits) -> dict[str, Any]:
     if "value" not in wrapped or not set(wrapped) <= _WRAPPED_KEYS:
         raise Rejection("bad_facts", f'fact {name!r} must be a scalar or {{"value": ..., "confidence": ...}}')
@@ -106,10 +102,6 @@ def _check_wrapped(name: str, wrapped: Mapping[str, Any], limits: ParseLimits) -
 
 
 def _encodable(text: str) -> bool:
-    # Lone surrogates ("\ud800") survive JSON decoding but break UTF-8 encoding, and with it
-    # Claim.key() and every log line downstream.
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
+    # Answers and facts are text the verifier reads: one decoded from a JSON escape of a lone surrogate or
+    # of NUL ("\ud800", "\u0000") is refused, not silently replaced (the one rule: proofgym.core.model_text).
+    return model_text(text) is text

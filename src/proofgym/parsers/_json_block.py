@@ -7,9 +7,9 @@ from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import Any
 
-from proofgym.core import Claim
+from proofgym.core import Claim, model_text
 from proofgym.parsers._blocks import find_blocks
-from proofgym.parsers._facts import check_answer, check_facts, clean_text, normalise_decisions
+from proofgym.parsers._facts import check_answer, check_facts, normalise_decisions
 from proofgym.parsers._json import decode_json
 from proofgym.parsers._limits import ParseLimits
 from proofgym.parsers._protocol import Completion, Prompt
@@ -93,4 +93,4 @@ class JSONBlockParser:
             return None
         blocks = find_blocks(text, self.reasoning_tag)
         # The response is already capped at max_completion_chars, so the reasoning is too.
-        return clean_text(blocks[0].strip()) if blocks else None
+        return model_text(blocks[0].strip()) if blocks else None

@@ -8,6 +8,7 @@ from bisect import bisect_right
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from proofgym.core import model_text
 from proofgym.parsers._limits import ParseLimits
 from proofgym.parsers._result import Rejection
 
@@ -64,14 +65,14 @@ def response_text(completion: Any, prompt: Any = None) -> str:
     as a ``bad_completion`` format error instead.
     """
     try:
-        return _extract_response(completion, prompt, max_chars=None)
+        return model_text(_extract_response(completion, prompt, max_chars=None))
     except Rejection as rejection:
         raise TypeError(rejection.error.message) from None
 
 
 def read_response(completion: Any, prompt: Any, limits: ParseLimits) -> str:
     """:func:`response_text` under ``limits``; raises :class:`Rejection` for every format error."""
-    text = _extract_response(completion, prompt, max_chars=limits.max_completion_chars)
+    text = model_text(_extract_response(completion, prompt, max_chars=limits.max_completion_chars))
     if len(text) > limits.max_completion_chars:
         raise Rejection("too_long", f"response has {len(text)} characters, limit {limits.max_completion_chars}")
     if not text.strip():

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import threading
 from collections import Counter
@@ -140,12 +141,36 @@ class RewardFunction:
               ) -> list[ScoredItem]:
         """Like calling the function, but returns each item's full breakdown and evidence."""
         batch = self._prepare(prompts, completions, refs)
-        return self._finish(batch, self.runtime.verify_many_sync([claim for _, claim in batch.parsed]))
+        claims = [claim for _, claim in batch.parsed]
+        try:
+            verdicts = self.runtime.verify_many_sync(claims)
+        except Exception as exc:  # noqa: BLE001 - one bad item must not cost the batch: find it, item by item
+            if getattr(self.runtime, "closed", False):
+                raise
+            verdicts = [self._verify_alone(claim, exc) for claim in claims]
+        return self._finish(batch, verdicts)
 
     async def ascore(self, prompts: Sequence[Any] | None, completions: Sequence[Any],
                      refs: Sequence[Any] | None = None) -> list[ScoredItem]:
         batch = self._prepare(prompts, completions, refs)
-        return self._finish(batch, await self.runtime.verify_many([claim for _, claim in batch.parsed]))
+        claims = [claim for _, claim in batch.parsed]
+        try:
+            verdicts = await self.runtime.verify_many(claims)
+        except Exception as exc:  # noqa: BLE001 - as in score(), but the retries run off the event loop
+            if getattr(self.runtime, "closed", False):
+                raise
+            verdicts = await asyncio.to_thread(lambda: [self._verify_alone(claim, exc) for claim in claims])
+        return self._finish(batch, verdicts)
+
+    def _verify_alone(self, claim: Claim, batch_error: Exception) -> Verdict:
+        """After the runtime raised for a whole batch: this claim verified on its own, or ``invalid`` (crash)
+        when it raises too, so the items that did not cause the failure keep their rewards."""
+        try:
+            return self.runtime.verify_many_sync([claim])[0]
+        except Exception as exc:  # noqa: BLE001 - the runtime's failure on this item is an infrastructure one
+            logger.error("verification raised on a claim (the batch raised %s: %s)", type(batch_error).__name__,
+                         str(batch_error)[:200], exc_info=True)
+            return invalid(ErrorKind.CRASH, f"verification raised: {type(exc).__name__}: {str(exc)[:200]}")
 
     def close(self) -> None:
         self.runtime.close()

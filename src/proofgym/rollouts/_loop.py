@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import logging
 import math
@@ -16,6 +17,7 @@ from concurrent.futures import wait as futures_wait
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
+from proofgym.core import bounded_json, model_text
 from proofgym.envs import Environment, Observation, make, quick_to_make
 from proofgym.policies import Policy, PolicyReply, PolicyRequest
 from proofgym.rollouts._result import RolloutResult
@@ -117,7 +119,7 @@ async def run_rollout(
         _end(session, "error", str(exc))
     except Exception as exc:
         logger.warning("rollout %s of %s (seed %d) failed", session.session_id, env_name, seed, exc_info=True)
-        _end(session, "error", f"{type(exc).__name__}: {exc}")
+        _end(session, "error", model_text(f"{type(exc).__name__}: {exc}"))
     finally:
         await worker.close(env)
         result = _finish(session, messages)
@@ -131,7 +133,7 @@ async def run_rollout(
 
 async def _play(env: Environment, worker: _EnvWorker, policy: Policy, session: SessionTrace,
                 messages: list[dict[str, Any]], *, seed: int, max_turns: int | None) -> None:
-    observation: Observation = await worker.call(env.reset, seed)
+    observation: Observation = _clean_observation(await worker.call(env.reset, seed))
     tools: list[Mapping[str, Any]] = [dict(tool) for tool in env.tools]
     accepts_text = bool(getattr(env, "accepts_text", False))
     system = observation.data.get("system")
@@ -149,20 +151,21 @@ async def _play(env: Environment, worker: _EnvWorker, policy: Policy, session: S
         reply = await policy.act(request)
         if not isinstance(reply, PolicyReply):
             raise TypeError(f"policy {session.policy_id!r} returned {type(reply).__name__}, not a PolicyReply")
-        lm_calls = [call for call in reply.lm_calls if isinstance(call, LMCallEvent)]
+        lm_calls = [_clean_lm_call(call) for call in reply.lm_calls if isinstance(call, LMCallEvent)]
         if reply.unavailable:
-            error = reply.error or "the policy could not act"
+            error = model_text(str(reply.error or "the policy could not act"))
             session.steps.append(StepTrace(index=len(session.steps), observation=observation.to_dict(),
                                            info={"error": error, "policy_unavailable": True}, lm_calls=lm_calls))
             raise _PolicyUnavailable(f"policy {session.policy_id!r} unavailable on turn {turn}: {error}")
-        action = reply.action if reply.error is None else None
+        action = _policy_action(reply.action) if reply.error is None else None
         result = await worker.call(env.step, action)
-        info = dict(result.info)
-        shown = result.observation
+        info = bounded_json(dict(result.info))
+        shown = _clean_observation(result.observation)
         if reply.error is not None:
             # The environment charged the turn; the agent is told what was wrong with its reply.
-            shown = Observation(f"Error: {reply.error}", {"error": reply.error})
-            info.update(error=reply.error, policy_error=True)
+            error = model_text(str(reply.error))
+            shown = Observation(f"Error: {error}", {"error": error})
+            info.update(error=error, policy_error=True)
         session.steps.append(_step_trace(len(session.steps), observation, action, result.reward, result.done,
                                          result.truncated, info, shown, lm_calls, session.env_name))
         messages.append(_assistant_message(reply.message))
@@ -174,7 +177,7 @@ async def _play(env: Environment, worker: _EnvWorker, policy: Policy, session: S
 
 def _step_trace(index: int, observation: Observation, action: Any, reward: float, done: bool, truncated: bool,
                 info: dict[str, Any], shown: Observation, lm_calls: list[LMCallEvent], env_name: str) -> StepTrace:
-    action = _jsonable(action)
+    action = bounded_json(action)  # already clean unless the environment takes its own action objects
     tool, args = _tool_and_args(action, info)
     verdict = info.get("verdict")
     verification = None
@@ -216,10 +219,7 @@ def _tool_and_args(action: Any, info: Mapping[str, Any]) -> tuple[str | None, An
             name = action.get("tool", action.get("name"))
             args = action.get("args", action.get("arguments"))
         if isinstance(args, str):
-            try:
-                args = json.loads(args)
-            except ValueError:
-                pass
+            args = _decoded_arguments(args)
         if tool is None and isinstance(name, str):
             tool = name
     return (tool if isinstance(tool, str) else None), args
@@ -227,8 +227,8 @@ def _tool_and_args(action: Any, info: Mapping[str, Any]) -> tuple[str | None, An
 
 def _assistant_message(message: Any) -> dict[str, Any]:
     if isinstance(message, Mapping) and message.get("role") == "assistant":
-        return _jsonable(dict(message))
-    return {"role": "assistant", "content": "" if message is None else str(message)}
+        return bounded_json(dict(message))
+    return {"role": "assistant", "content": "" if message is None else model_text(str(message))}
 
 
 def _result_messages(assistant: Mapping[str, Any], text: str) -> list[dict[str, Any]]:
@@ -297,16 +297,39 @@ def _outcome_score(session: SessionTrace) -> float | None:
     return None
 
 
-def _jsonable(value: Any) -> Any:
-    """``value`` as JSON-native data (what a trace stores); anything else becomes its ``str``."""
-    if value is None or isinstance(value, (str, bool, int)):
-        return value
-    if isinstance(value, float):
-        return value if math.isfinite(value) else str(value)
+def _policy_action(action: Any) -> Any:
+    """The action as the environment gets it and the trace records it: data a policy wrote under the one rule
+    for untrusted text (:func:`~proofgym.core.bounded_json`); an object that is not JSON data (an
+    environment's own action type) goes to the environment as it is and is recorded as its ``str``."""
+    if action is None or isinstance(action, (str, int, float, bool, Mapping, list, tuple)):
+        return bounded_json(action)
+    return action
+
+
+def _decoded_arguments(text: str) -> Any:
+    """A tool call's JSON-encoded arguments, decoded when they are JSON (depth-bounded), else the text."""
     try:
-        return json.loads(json.dumps(value, default=str, allow_nan=False))
-    except (TypeError, ValueError, RecursionError):
-        return str(value)
+        value = json.loads(text)
+    except (ValueError, RecursionError):  # not JSON, or nested past the decoder's recursion limit
+        return text
+    return bounded_json(value)
+
+
+def _clean_observation(observation: Observation) -> Observation:
+    """The environment's observation with its text and data under the one rule (they echo what the policy wrote)."""
+    text, data = model_text(observation.text), bounded_json(observation.data)
+    if text is observation.text and data is observation.data:
+        return observation
+    return Observation(text, data)
+
+
+def _clean_lm_call(call: LMCallEvent) -> LMCallEvent:
+    request, response = bounded_json(call.request), bounded_json(call.response)
+    error = None if call.error is None else model_text(str(call.error))
+    model = model_text(str(call.model))
+    if request is call.request and response is call.response and error == call.error and model == call.model:
+        return call
+    return dataclasses.replace(call, model=model, request=request, response=response, error=error)
 
 
 class _EnvWorker:

@@ -14,7 +14,7 @@ import weakref
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
-from proofgym.core import Claim, ErrorKind, Verdict, invalid
+from proofgym.core import Claim, ErrorKind, Verdict, invalid, text_bytes
 from proofgym.runtime._breaker import BreakerState, CircuitBreaker
 from proofgym.runtime._cache import LRUVerdictCache, SQLiteVerdictCache, VerdictCache
 from proofgym.runtime._config import RuntimeConfig
@@ -129,6 +129,11 @@ class VerificationRuntime:
         return self._breaker
 
     @property
+    def closed(self) -> bool:
+        """Whether :meth:`close` was called (verifying then raises ``RuntimeError``)."""
+        return self._closed
+
+    @property
     def memory_cache(self) -> LRUVerdictCache | None:
         """The in-memory tier (``None`` when ``cache_size`` is 0)."""
         return self._memory
@@ -141,7 +146,7 @@ class VerificationRuntime:
     def cache_key(self, claim: Claim) -> str:
         """The claim's cache key: SHA-256 over the verifier's name and version and the claim's canonical key."""
         digest = self._key_prefix.copy()
-        digest.update(claim.canonical(include_decision=self._uses_decision).encode("utf-8"))
+        digest.update(text_bytes(claim.canonical(include_decision=self._uses_decision)))
         return digest.hexdigest()
 
     def cache_lookup(self, claim: Claim) -> Verdict | None:

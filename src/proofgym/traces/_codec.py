@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from proofgym.core import model_text
 from proofgym.traces._errors import TraceValidationError
 from proofgym.traces._records import (
     EVENT_REWARD_KINDS,
@@ -29,6 +31,10 @@ from proofgym.traces._records import (
 
 _INT64 = 2**63
 _strict_dumps = json.JSONEncoder(allow_nan=False, separators=(",", ":")).encode
+# What the escape of a lone surrogate looks like (a high one not followed by a low one, or a low one alone): a
+# cheap first test; the text of a literal backslash can look the same, so a match is confirmed on the value.
+_LONE_SURROGATE_ESCAPE = re.compile(r"\\ud[89ab][0-9a-f]{2}(?!\\ud[c-f][0-9a-f]{2})|"
+                                    r"(?<!\\ud[89ab][0-9a-f]{2})\\ud[c-f][0-9a-f]{2}")
 
 
 class RawJSON(str):
@@ -124,10 +130,18 @@ class Fields:
         if mapping and type(value) is not dict and not isinstance(value, Mapping):
             raise self.fail(field, "a mapping (JSON object)", value)
         try:
-            return RawJSON(_strict_dumps(value) if type(value) is dict else dumps_json(value))
+            text = _strict_dumps(value) if type(value) is dict else dumps_json(value)
         except (ValueError, TypeError, RecursionError) as exc:
             raise TraceValidationError(f"{self.prefix}{field} must be JSON-serializable, "
-                                       f"without NaN or infinity ({exc})") from None
+                                       f"without NaN or infinity ({str(exc)[:200]})") from None
+        # ASCII-escaped, so the bytes always encode; but Postgres refuses a lone surrogate's or NUL's escape,
+        # and a reader would get back text that no encoder accepts. The rollout loop cleans what it records
+        # (proofgym.core.bounded_json); anything else writing traces must too.
+        suspect = "\\u0000" in text or ("\\ud" in text and _LONE_SURROGATE_ESCAPE.search(text))
+        if suspect and _holds_unclean_text(value):
+            raise TraceValidationError(f"{self.prefix}{field} must hold valid Unicode text without NUL "
+                                       "(clean it with proofgym.core.bounded_json)")
+        return RawJSON(text)
 
     def items(self, field: str, value: Any, kind: type) -> Sequence[Any]:
         if not isinstance(value, (list, tuple)):
@@ -136,6 +150,22 @@ class Fields:
             if not isinstance(item, kind):
                 raise self.fail(f"{field}[{position}]", f"a {kind.__name__}", item)
         return value
+
+
+def _holds_unclean_text(value: Any) -> bool:
+    """Whether a string (or key) anywhere in ``value`` holds a lone surrogate or NUL (walked without recursion)."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            if model_text(item) is not item:
+                return True
+        elif isinstance(item, Mapping):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, (list, tuple)):
+            stack.extend(item)
+    return False
 
 
 def encode_session(session: SessionTrace) -> EncodedSession:

@@ -38,6 +38,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Mapping
 
+from proofgym.core import text_bytes
 from proofgym.verilog._toolchain import INSTALL_HINT, detect_toolchain
 
 _LOG = logging.getLogger("proofgym.verilog")
@@ -279,8 +280,8 @@ def write_job_file(job: Path, name: str, content: str | bytes) -> None:
     """Write ``job/name``, readable by the job whatever the umask (the job may run as another user)."""
     if not name or "/" in name or name.startswith("."):
         raise ValueError(f"job file names must be plain names, got {name!r}")
-    # Text a model wrote may hold lone surrogates: they become "?" (and a syntax error), not an exception.
-    data = content.encode("utf-8", errors="replace") if isinstance(content, str) else content
+    # Text a model wrote may hold lone surrogates or NUL: they become U+FFFD (and a syntax error), not an exception.
+    data = text_bytes(content) if isinstance(content, str) else content
     path = job / name
     path.write_bytes(data)
     os.chmod(path, 0o644)

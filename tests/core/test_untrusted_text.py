@@ -1,0 +1,74 @@
+"""The one rule for untrusted text and data: whatever comes in, UTF-8, strict JSON and hashing accept what
+comes out, the same input always gives the same output, and clean input passes through untouched."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+
+from _untrusted import ANY_CHARACTER, UNTRUSTED_JSON, UNTRUSTED_TEXT, nested
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from proofgym.core import Claim, bounded_json, model_text, text_bytes
+from proofgym.core._text import MAX_DEPTH
+
+
+@given(UNTRUSTED_TEXT)
+def test_model_text_is_always_encodable_idempotent_and_keeps_length_or_less(text):
+    clean = model_text(text)
+    clean.encode("utf-8")
+    assert "\x00" not in clean
+    assert model_text(clean) == clean
+    assert len(clean) <= len(text)
+    assert text_bytes(text) == clean.encode("utf-8")
+
+
+@given(st.text(st.characters(codec="utf-8", exclude_characters="\x00")))
+def test_clean_text_is_returned_as_is(text):
+    assert model_text(text) is text
+
+
+def test_lone_surrogates_and_nul_become_the_replacement_character_and_pairs_join():
+    assert model_text("a\ud800b\udc00c\x00") == "a\ufffdb\ufffdc\ufffd"
+    assert model_text("\ud83d\ude00") == "\U0001f600"  # a pair written as two code units is the character
+    assert model_text("\ude00\ud83d") == "\ufffd\ufffd"  # reversed, it is two lone halves
+    assert model_text("tab\tesc\x1bnewline\n") == "tab\tesc\x1bnewline\n"  # other controls are what it wrote
+
+
+@settings(max_examples=300)
+@given(UNTRUSTED_JSON)
+def test_bounded_json_always_encodes_strictly_and_is_idempotent(value):
+    clean = bounded_json(value)
+    text = json.dumps(clean, allow_nan=False, ensure_ascii=False)
+    text.encode("utf-8")
+    assert bounded_json(clean) == clean
+    assert json.loads(text) == clean
+
+
+@given(st.recursive(st.one_of(st.none(), st.booleans(), st.integers(-10**6, 10**6), st.floats(allow_nan=False,
+                                                                                          allow_infinity=False),
+                              st.text(st.characters(codec="utf-8", exclude_characters="\x00"))),
+                    lambda c: st.lists(c, max_size=3) | st.dictionaries(st.text(max_size=3).map(model_text), c,
+                                                                         max_size=3), max_leaves=10))
+def test_clean_data_is_returned_uncopied(value):
+    assert bounded_json(value) is value
+
+
+def test_what_cannot_be_encoded_is_described():
+    assert bounded_json(float("nan")) == "nan" and bounded_json(-float("inf")) == "-inf"
+    assert bounded_json(10**5000).startswith("<integer of about 5001 digits")
+    assert bounded_json({1: "a", None: "b", (1, 2): "c"}) == {"1": "a", "null": "b", "(1, 2)": "c"}
+    deep = bounded_json(nested(MAX_DEPTH + 10))
+    depth = 0
+    while isinstance(deep, list):
+        deep, depth = deep[0], depth + 1
+    assert depth == MAX_DEPTH and "nested deeper" in deep
+    assert bounded_json(nested(MAX_DEPTH)) == nested(MAX_DEPTH)
+    assert bounded_json(b"\xff") == "b'\\xff'" and bounded_json((1, "\ud800")) == [1, "\ufffd"]
+
+
+@given(st.dictionaries(st.text(ANY_CHARACTER, max_size=3), UNTRUSTED_TEXT, max_size=3), UNTRUSTED_TEXT)
+def test_a_claim_with_any_text_hashes(facts, decision):
+    claim = Claim(decision=decision, facts=facts, payload={"design": decision})
+    assert claim.key() == hashlib.sha256(text_bytes(claim.canonical())).hexdigest()
