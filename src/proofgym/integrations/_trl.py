@@ -147,6 +147,9 @@ def _json_object(text: str, where: str) -> dict[str, Any]:
         value = json.loads(text)
     except json.JSONDecodeError as exc:
         raise ValueError(f"{where}: expected a JSON object, got text that is not JSON ({exc.msg})") from None
+    except (ValueError, RecursionError) as exc:  # an integer past Python's digit limit; nesting past recursion
+        raise ValueError(f"{where}: expected a JSON object within the limits of JSON from outside "
+                         f"({type(exc).__name__}: {str(exc)[:120]})") from None
     if not isinstance(value, dict):
         raise ValueError(f"{where}: expected a JSON object, got {type(value).__name__}")
     return value

@@ -12,6 +12,8 @@ import json
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
+from proofgym.core import bounded_json
+
 # A reply is read up to this many characters, and at most this many '{' are tried as JSON starts:
 # reading stays linear-time whatever the model writes.
 MAX_REPLY_CHARS = 1 << 20
@@ -150,6 +152,7 @@ def _call_as_text(call: Mapping[str, Any]) -> str:
     if isinstance(arguments, str):
         try:
             arguments = json.loads(arguments)
-        except ValueError:
+        except (ValueError, RecursionError):  # not JSON, or nested past the decoder's recursion limit
             pass
-    return json.dumps({"tool": function.get("name"), "args": arguments if arguments is not None else {}})
+    call = {"tool": function.get("name"), "args": arguments if arguments is not None else {}}
+    return json.dumps(bounded_json(call))  # what the model sent, under the one rule: always encodable
