@@ -307,14 +307,15 @@ def test_bad_yaml(tmp_path):
     with pytest.raises(RulebookError) as info:
         load_rulebook(path)
     (line,) = info.value.problems
-    assert line.startswith(f"{path}: not valid YAML: ") and "\n" not in line
+    assert line.startswith(f"{path}: line 3, column 1: not valid YAML: ") and "\n" not in line
 
 
 def test_a_key_given_twice_in_yaml(tmp_path):
     path = tmp_path / "twice.yaml"
     path.write_text("name: x\nfacts:\n  age: {type: integer}\n  age: {type: number}\n")
-    with pytest.raises(RulebookError, match=r"twice.yaml: not valid YAML: duplicate key 'age'.*line 4"):
+    with pytest.raises(RulebookError) as info:
         load_rulebook(path)
+    assert info.value.problems == (f"{path}: line 4: facts.age: key given twice (first on line 3)",)
 
 
 def test_a_top_level_that_is_not_a_mapping_and_a_missing_file(tmp_path):

@@ -11,9 +11,9 @@ from dataclasses import dataclass, fields, is_dataclass, replace
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Mapping, Sequence
 
-import yaml
 from pydantic import ValidationError
 
+from proofgym.formats import DocumentError, load_yaml
 from proofgym.rules._ast import (
     ALWAYS,
     All,
@@ -72,9 +72,9 @@ def load_rulebook(path: str | Path) -> Rulebook:
     except (OSError, UnicodeDecodeError) as exc:
         raise RulebookError([f"{source}: cannot read the rulebook: {exc}"]) from None
     try:
-        data = yaml.load(text, Loader=_UniqueKeyLoader)  # noqa: S506 - a SafeLoader subclass
-    except yaml.YAMLError as exc:
-        raise RulebookError([f"{source}: not valid YAML: {' '.join(str(exc).split())}"]) from None
+        data = load_yaml(text)  # a key given twice, aliases, deep nesting and huge integers are refused
+    except DocumentError as exc:
+        raise RulebookError([f"{source}: {exc}"]) from None
     return parse_rulebook(data, source=source)
 
 
@@ -91,30 +91,6 @@ def parse_rulebook(data: Mapping[str, Any], *, source: str = "<rulebook>") -> Ru
     except ValidationError as exc:
         raise RulebookError(_shape_problems(exc, data, source)) from None
     return _Builder(decl, source).build()
-
-
-# ---- YAML ----
-
-class _UniqueKeyLoader(yaml.SafeLoader):
-    """A safe loader that refuses a mapping key given twice (YAML would silently keep the last one)."""
-
-
-def _construct_unique_mapping(loader: _UniqueKeyLoader, node: yaml.MappingNode, deep: bool = False) -> Any:
-    loader.flatten_mapping(node)
-    seen: set[Any] = set()
-    for key_node, _ in node.value:
-        key = loader.construct_object(key_node, deep=deep)
-        try:
-            duplicate = key in seen
-        except TypeError:  # an unhashable key: construct_mapping reports it
-            break
-        if duplicate:
-            raise yaml.constructor.ConstructorError(None, None, f"duplicate key {key!r}", key_node.start_mark)
-        seen.add(key)
-    return loader.construct_mapping(node, deep=deep)
-
-
-_UniqueKeyLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_unique_mapping)
 
 
 # ---- shape problems (pydantic errors -> one line each) ----
