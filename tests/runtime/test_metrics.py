@@ -59,7 +59,8 @@ def test_to_dict_is_json_ready_and_complete():
 def test_fresh_runtime_reports_zeroes():
     with VerificationRuntime(FakeVerifier()) as runtime:
         metrics = runtime.metrics()
-    assert metrics.claims == 0 and metrics.latency_p50_s is None and metrics == RuntimeMetrics()
+    assert metrics.claims == 0 and metrics.latency_p50_s is None
+    assert metrics == RuntimeMetrics(cache_max_bytes=256 << 20)  # the memory tier's default bound, empty
 
 
 def test_latency_reservoir_is_bounded_to_the_latest_calls():

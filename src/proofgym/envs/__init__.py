@@ -5,6 +5,7 @@ Registered: ``verilog`` and one single-turn environment per shipped rulebook dom
 are imported on first use, so that importing this package loads no domain.
 """
 
+import sys
 from typing import Any
 
 from proofgym.envs._core import Environment, Observation, StepResult
@@ -28,6 +29,13 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module 'proofgym.envs' has no attribute {name!r}")
 
 
+def verification_cache_usage() -> list[dict[str, Any]]:
+    """The verdict caches this process's rulebook environments share (one per domain and run config): entries,
+    estimated bytes, the bound, evictions. Empty until one is built; loads no domain."""
+    rulebook = sys.modules.get("proofgym.envs._rulebook")
+    return [] if rulebook is None else rulebook.verification_cache_usage()
+
+
 __all__ = [
     "Environment",
     "Observation",
@@ -44,4 +52,5 @@ __all__ = [
     "quick_to_make",
     "register_env",
     "register_rulebook_env",
+    "verification_cache_usage",
 ]

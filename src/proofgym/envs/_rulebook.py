@@ -81,7 +81,9 @@ def default_run_config(domain: str | Domain) -> RunConfig:
             "require_facts": True,
         },
         "verifier": {"kind": "rulebook", "domain": domain.name},
-        "runtime": {"max_concurrency": 16, "timeout_s": 10, "batch_size": 32, "retries": 2, "cache_size": 100_000},
+        # A task app runs one of these per worker process: 64 MiB (about 7,000 rulebook verdicts) each.
+        "runtime": {"max_concurrency": 16, "timeout_s": 10, "batch_size": 32, "retries": 2, "cache_size": 100_000,
+                    "cache_max_mb": 64},
         "reward": {
             "weights": {"format": 0.1, "certified": 0.5, "correct": 1.0, "grounded": 0.3, "graded": 0.2},
             "graded_from": "rule_mentions",
@@ -252,7 +254,25 @@ def shared_reward_function(domain: str, run_config: str | None = None) -> Reward
 def _reward_function(domain: str, run_config: tuple[str, int, int] | None) -> RewardFunction:
     run = default_run_config(domain) if run_config is None else load_run_config(run_config[0])
     _check_run_config(run)
-    return run.reward_function()
+    reward_function = run.reward_function()
+    _SHARED[(domain, run_config)] = reward_function
+    return reward_function
+
+
+_SHARED: dict[tuple[str, tuple[str, int, int] | None], RewardFunction] = {}
+
+
+def verification_cache_usage() -> list[dict[str, Any]]:
+    """The memory verdict cache of each reward function the rulebook environments of this process share:
+    ``domain``, ``run_config`` (the file, or ``None`` for the default), ``entries``, ``approx_bytes``
+    (estimated), ``max_bytes`` and ``evictions``. What a task app reports in ``/info``."""
+    usage = []
+    for (domain, run_config), reward_function in list(_SHARED.items()):
+        metrics = reward_function.runtime.metrics()
+        usage.append({"domain": domain, "run_config": None if run_config is None else run_config[0],
+                      "entries": metrics.cache_entries, "approx_bytes": metrics.cache_bytes,
+                      "max_bytes": metrics.cache_max_bytes, "evictions": metrics.cache_evictions})
+    return usage
 
 
 @functools.lru_cache(maxsize=16)

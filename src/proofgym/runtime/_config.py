@@ -24,6 +24,9 @@ class RuntimeConfig(BaseModel):
     breaker_failure_threshold: int = Field(5, ge=1, description="consecutive failed calls that open the breaker")
     breaker_reset_after_s: float = Field(30.0, gt=0, description="how long the breaker stays open before a trial")
     cache_size: int = Field(100_000, ge=0, description="in-memory cache entries; 0 disables the memory cache")
+    cache_max_mb: float | None = Field(
+        256.0, gt=0, description="in-memory cache memory in MiB, estimated (a rulebook verdict takes about 9 KB); "
+                                 "fewer entries are kept to stay within it; null: entries only")
     cache_path: str | None = Field(None, min_length=1, description="SQLite file of the persistent cache")
     executor: Literal["in_process", "process"] = "in_process"
     workers: int | None = Field(None, ge=1, description="worker processes of the process executor (default: CPUs)")

@@ -24,7 +24,9 @@ class RuntimeMetrics:
     by the memory / SQLite cache. ``verifier_calls`` counts every attempt (retries and the sub-calls of
     poison isolation included) and ``claims_sent`` the claims they carried. Latencies are the
     execution times of verifier calls (queueing excluded) over the last 10,000 calls, ``None``
-    before any call. ``verify_wall_s`` is the wall time spent inside ``verify_many``.
+    before any call. ``verify_wall_s`` is the wall time spent inside ``verify_many``. ``cache_entries``,
+    ``cache_bytes`` (estimated) and ``cache_max_bytes`` (``None``: no memory bound) describe the memory tier
+    now, in the runtime's snapshots only (0 / ``None`` in a batch's).
     """
 
     claims: int = 0
@@ -46,6 +48,9 @@ class RuntimeMetrics:
     latency_p50_s: float | None = None
     latency_p95_s: float | None = None
     verify_wall_s: float = 0.0
+    cache_entries: int = 0
+    cache_bytes: int = 0
+    cache_max_bytes: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
@@ -54,7 +59,8 @@ class RuntimeMetrics:
 
 
 # The plain counters, i.e. every int field of RuntimeMetrics (annotations may be strings).
-_COUNTERS = tuple(f.name for f in fields(RuntimeMetrics) if f.type in ("int", int))
+_GAUGES = ("cache_entries", "cache_bytes", "cache_max_bytes")
+_COUNTERS = tuple(f.name for f in fields(RuntimeMetrics) if f.type in ("int", int) and f.name not in _GAUGES)
 
 
 class _Tally:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import dataclasses
 import hashlib
 import json
 import logging
@@ -94,7 +95,8 @@ class VerificationRuntime:
         capacity = getattr(executor, "max_concurrency", None)
         self._semaphore = asyncio.Semaphore(min(config.max_concurrency, capacity or config.max_concurrency))
 
-        self._memory = LRUVerdictCache(config.cache_size) if config.cache_size else None
+        max_bytes = None if config.cache_max_mb is None else max(1, int(config.cache_max_mb * (1 << 20)))
+        self._memory = LRUVerdictCache(config.cache_size, max_bytes) if config.cache_size else None
         self._owns_cache = cache is None
         self._persistent = cache if cache is not None else (
             SQLiteVerdictCache(config.cache_path) if config.cache_path else None
@@ -191,7 +193,12 @@ class VerificationRuntime:
 
     def metrics(self) -> RuntimeMetrics:
         """Cumulative metrics since the runtime started (outcomes count when each ``verify_many`` ends)."""
-        return self._metrics.snapshot(self._breaker.state.value)
+        snapshot = self._metrics.snapshot(self._breaker.state.value)
+        memory = self._memory
+        if memory is None:
+            return snapshot
+        return dataclasses.replace(snapshot, cache_entries=len(memory), cache_bytes=memory.approx_bytes,
+                                   cache_max_bytes=memory.max_bytes)
 
     def last_batch_metrics(self) -> RuntimeMetrics:
         """Metrics of the most recently finished ``verify_many`` call."""

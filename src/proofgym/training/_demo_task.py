@@ -51,7 +51,8 @@ DEMO_RUN_CONFIG: dict[str, Any] = {
         "limits": {"max_completion_chars": 2_000, "max_json_chars": 1_000, "max_facts": 8},
     },
     "verifier": {"kind": "rulebook", "domain": DOMAIN_NAME},
-    "runtime": {"max_concurrency": 4, "timeout_s": 10, "batch_size": 256, "retries": 0, "cache_size": 200_000},
+    "runtime": {"max_concurrency": 4, "timeout_s": 10, "batch_size": 256, "retries": 0, "cache_size": 200_000,
+                "cache_max_mb": 2048},
     "reward": {
         "weights": {"format": 0.1, "certified": 0.5, "correct": 1.0, "grounded": 0.3, "graded": 0.0},
         "graded_from": "verifier",
