@@ -36,8 +36,12 @@ Then the trace store alone: ``--store-sessions`` recorded Verilog sessions writt
 event, each LM call, verification and event reward). Every figure is the median of ``--runs`` runs.
 Goals: overhead under 2 ms per step at p50; near-linear scaling up to the core count.
 
+``--baseline-src DIR`` (a ``src`` folder of another proofgym checkout, e.g. a ``git worktree`` of an older
+commit) serves every row twice, from this tree and from that one, alternating run by run so that both see
+the same machine, and prints each row for both plus the ratios (this tree / baseline) of the overheads.
+
     python benchmarks/task_app.py [--runs 3] [--rollouts 64] [--steps 8] [--concurrency 1 16 64] [--workers N]
-                                  [--client lean|httpx] [--scenario grant verilog]
+                                  [--client lean|httpx] [--scenario grant verilog] [--baseline-src DIR]
 """
 
 from __future__ import annotations
@@ -104,8 +108,11 @@ def env_time(scenario: dict[str, Any], seeds: range) -> float:
 class App:
     """``proofgym serve`` in a subprocess (``workers`` processes), on a free port, with a fresh trace store."""
 
-    def __init__(self, env_name: str, config: dict[str, Any], folder: Path, workers: int) -> None:
+    def __init__(self, env_name: str, config: dict[str, Any], folder: Path, workers: int,
+                 source: Path | None = None) -> None:
         environ = {**os.environ, "ENVIRONMENT_API_KEY": "bench"}
+        if source is not None:  # another version of proofgym (``--baseline-src``) serves instead of this one
+            environ["PYTHONPATH"] = os.pathsep.join([str(source), *filter(None, [os.environ.get("PYTHONPATH")])])
         command = [sys.executable, "-c", "from proofgym.cli import main; main()", "serve", env_name, "--port", "0",
                    "--traces", str(folder / f"{uuid.uuid4().hex}.db"), "--max-concurrency", "64",
                    "--env-config", json.dumps(config), "--workers", str(workers)]
@@ -282,6 +289,48 @@ def recorded_sessions(scenario: dict[str, Any], count: int) -> list[SessionTrace
     return asyncio.run(main())
 
 
+class _Row:
+    """The runs of one row (scenario, workers, concurrency) against one app, and their medians."""
+
+    def __init__(self) -> None:
+        self.walls: list[float] = []
+        self.p50s: list[float] = []
+        self.overheads: list[float] = []
+        self.envs: list[float] = []
+        self.cpus: list[float] = []
+        self.app_cores: list[float] = []
+        self.client_cores: list[float] = []
+        self.rollouts = 0
+
+    def measure(self, app: App, scenario: dict[str, Any], concurrency: int, rollouts: int, client: str) -> None:
+        paired: list[float] | None = [] if concurrency == 1 else None
+        wall, latencies, cpu, own = asyncio.run(load(app.url, scenario, concurrency, rollouts, app.cpu_seconds,
+                                                     client, paired))
+        self.p50s.append(statistics.median(latencies))
+        self.cpus.append(cpu / rollouts)
+        self.app_cores.append(cpu / wall)
+        self.client_cores.append(own / wall)
+        if paired is not None:
+            wall -= sum(paired)  # the wall clock of the loop includes the paired environment runs
+            self.overheads.append(statistics.median(lat - env for lat, env in zip(latencies, paired)))
+            self.envs.extend(paired)
+        self.walls.append(wall)
+        self.rollouts = rollouts
+
+    def figures(self, baseline: float, steps: int) -> dict[str, float]:
+        p50 = statistics.median(self.p50s)
+        env_ms = (statistics.median(self.envs) if self.envs else baseline) * 1e3
+        cpu_ms = statistics.median(self.cpus) * 1e3
+        return {"throughput": self.rollouts / statistics.median(self.walls), "p50_ms": p50 * 1e3, "env_ms": env_ms,
+                "overhead_ms": (statistics.median(self.overheads) if self.overheads else p50 - baseline) / steps * 1e3,
+                "cpu_ms": cpu_ms, "cpu_overhead_ms": (cpu_ms - env_ms) / steps,
+                "app_cores": statistics.median(self.app_cores), "client_cores": statistics.median(self.client_cores)}
+
+
+def _ratio(now: dict[str, float], then: dict[str, float], key: str) -> str:
+    return f"{now[key]:.3f} / {then[key]:.3f} ms = {now[key] / then[key]:.3f}x" if then[key] > 0 else "n/a"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--runs", type=int, default=3)
@@ -294,11 +343,19 @@ def main() -> None:
     parser.add_argument("--client", choices=["lean", "httpx"], default="lean",
                         help="the load generator's HTTP client (default: a lean keep-alive client)")
     parser.add_argument("--scenario", choices=["grant", "verilog"], nargs="+", default=["grant", "verilog"])
+    parser.add_argument("--baseline-src", type=Path, default=None,
+                        help="also serve from this proofgym src folder, alternating runs, and print the ratios")
     args = parser.parse_args()
+    if args.baseline_src is not None and not (args.baseline_src / "proofgym" / "__init__.py").is_file():
+        parser.error(f"--baseline-src {args.baseline_src}: expected a src folder holding proofgym/__init__.py")
+    versions: dict[str, Path | None] = {"this tree": None}
+    if args.baseline_src is not None:
+        versions["baseline"] = args.baseline_src.resolve()
     cores = os.cpu_count() or 1
     print(f"task app benchmark: {cores} cores, {args.runs} runs per row, medians; {args.client} client on the "
           "same machine")
-    header = (f"{'scenario':<20} {'workers':>7} {'conc':>4} {'rollouts/s':>10} {'steps/s':>9} {'p50 ms':>8} "
+    width = 20 if len(versions) == 1 else 30
+    header = (f"{'scenario':<{width}} {'workers':>7} {'conc':>4} {'rollouts/s':>10} {'steps/s':>9} {'p50 ms':>8} "
               f"{'env ms':>7} {'overhead/step':>13} {'app CPU ms':>10} {'CPU overhead/step':>17} {'app cores':>9} "
               f"{'client cores':>12} {'scaling':>13}")
     print(header)
@@ -316,39 +373,37 @@ def main() -> None:
             baseline = env_time(scenario, range(32, 96))
             first = None
             for workers in sorted({w for w, _ in setups}):
-                app = App(scenario["env"], scenario["config"], folder_path, workers)
+                apps = {label: App(scenario["env"], scenario["config"], folder_path, workers, source)
+                        for label, source in versions.items()}
                 try:
                     for concurrency in [c for w, c in setups if w == workers]:
-                        rollouts = max(args.rollouts, 2 * concurrency)
-                        walls, p50s, overheads, envs, cpus, app_cores, client_cores = [], [], [], [], [], [], []
+                        rows = {label: _Row() for label in apps}
                         for _ in range(args.runs):
-                            paired: list[float] | None = [] if concurrency == 1 else None
-                            wall, latencies, cpu, own = asyncio.run(load(app.url, scenario, concurrency, rollouts,
-                                                                         app.cpu_seconds, args.client, paired))
-                            walls.append(wall)
-                            p50s.append(statistics.median(latencies))
-                            cpus.append(cpu / rollouts)
-                            app_cores.append(cpu / wall)
-                            client_cores.append(own / wall)
-                            if paired is not None:
-                                # The wall clock of the loop includes the paired environment runs.
-                                walls[-1] -= sum(paired)
-                                overheads.append(statistics.median(lat - env for lat, env in zip(latencies, paired)))
-                                envs.extend(paired)
-                        throughput = rollouts / statistics.median(walls)
-                        p50 = statistics.median(p50s)
-                        first = first or throughput
-                        overhead = (statistics.median(overheads) if overheads else p50 - baseline) / steps
-                        env_ms = (statistics.median(envs) if envs else baseline) * 1e3
-                        ideal = min(concurrency, cores)
-                        print(f"{name:<20} {workers:>7} {concurrency:>4} {throughput:>10.1f} "
-                              f"{throughput * steps:>9.0f} {p50 * 1e3:>8.2f} {env_ms:>7.2f} "
-                              f"{overhead * 1e3:>10.2f} ms {statistics.median(cpus) * 1e3:>10.2f} "
-                              f"{(statistics.median(cpus) * 1e3 - env_ms) / steps:>14.2f} ms "
-                              f"{statistics.median(app_cores):>9.2f} {statistics.median(client_cores):>12.2f} "
-                              f"{throughput / first:>7.2f}x / {ideal}x")
+                            for label, app in apps.items():  # alternating: every version sees the same machine
+                                rows[label].measure(app, scenario, concurrency, max(args.rollouts, 2 * concurrency),
+                                                    args.client)
+                        figures = {}
+                        for label, row in rows.items():
+                            figures[label] = row.figures(baseline, steps)
+                            throughput = figures[label]["throughput"]
+                            if label == "this tree":
+                                first = first or throughput
+                            shown = name if len(versions) == 1 else f"{name} [{label}]"
+                            f = figures[label]
+                            print(f"{shown:<{width}} {workers:>7} {concurrency:>4} {throughput:>10.1f} "
+                                  f"{throughput * steps:>9.0f} {f['p50_ms']:>8.2f} {f['env_ms']:>7.2f} "
+                                  f"{f['overhead_ms']:>10.2f} ms {f['cpu_ms']:>10.2f} "
+                                  f"{f['cpu_overhead_ms']:>14.2f} ms "
+                                  f"{f['app_cores']:>9.2f} {f['client_cores']:>12.2f} "
+                                  f"{throughput / (first or throughput):>7.2f}x / {min(concurrency, cores)}x")
+                        if "baseline" in figures:
+                            now, then = figures["this tree"], figures["baseline"]
+                            print(f"{'  this tree / baseline':<{width + 13}} overhead/step {_ratio(now, then, 'overhead_ms')}, "
+                                  f"CPU overhead/step {_ratio(now, then, 'cpu_overhead_ms')}, "
+                                  f"throughput {now['throughput'] / then['throughput']:.3f}x")
                 finally:
-                    app.close()
+                    for app in apps.values():
+                        app.close()
         if "verilog" in args.scenario:
             verilog = list(scenarios(args.steps).values())[1]
             sessions = recorded_sessions(verilog, args.store_sessions)
