@@ -29,7 +29,8 @@ GARBAGE = [
     {"tool": "write_file", "args": {"path": "notes.txt", "content": "x"}},
     {"tool": "write_file", "args": {"path": "top.v", "content": "x" * ((64 << 10) + 1)}},
     {"tool": "write_file", "args": {"path": "top.v", "content": "é" * (40 << 10)}},  # over the byte cap
-    {"tool": "write_file", "args": {"path": "top.v", "content": "\ud800"}},
+    {"tool": "write_file", "args": {"path": "top\ud800.v", "content": "x"}},
+    {"tool": "write_file", "args": {"path": "top\x00.v", "content": "x"}},
     {"tool": "write_file", "args": {"path": "x" * 500 + ".v", "content": "x"}},
     {"tool": "write_file", "args": {"path": 7, "content": "x"}},
     {"tool": "write_file", "args": {"path": "top.v", "content": ["module"]}},
@@ -61,6 +62,17 @@ def test_a_garbage_agent_runs_until_the_turn_limit():
     assert all("error" in r.info for r in results)
     assert [r.done for r in results] == [False] * (len(GARBAGE) - 1) + [True]
     assert results[-1].truncated and sum(r.reward for r in results) == 0.0
+
+
+def test_content_with_lone_surrogates_or_nul_is_written_under_the_one_rule():
+    """Model text with a lone surrogate or NUL is stored as proofgym stores all model text (U+FFFD in their
+    place, proofgym.core.model_text): written, shown and judged like that, never an exception."""
+    with VerilogEnv(config=VerilogEnvConfig(problem_id="Prob001_and_gate")) as env:
+        env.reset(0)
+        result = env.step({"tool": "write_file", "args": {"path": "top.v", "content": "// \ud800 \x00\n"}})
+        assert "error" not in result.info and result.observation.data["files"] == ["top.v"]
+        compiled = env.step({"tool": "compile", "args": {}})
+        json.dumps(compiled.to_dict(), ensure_ascii=False).encode("utf-8")
 
 
 def test_path_escapes_write_nothing_outside_the_workspace(tmp_path, monkeypatch):

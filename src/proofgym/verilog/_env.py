@@ -35,7 +35,7 @@ from typing import Any, Iterable, Mapping
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from proofgym.core import Verdict
+from proofgym.core import Verdict, model_text
 from proofgym.envs import Observation, Tool, ToolCall, ToolEnv, ToolResult
 from proofgym.verilog._judge import JudgeConfig, judge
 from proofgym.verilog._problem import Problem
@@ -275,15 +275,12 @@ class VerilogEnv(ToolEnv):
         return verdict
 
     def _write_file(self, path: str, content: str) -> ToolResult:
-        refusal = _path_refusal(path)
+        refusal = _path_refusal(path)  # a plain ASCII name: a surrogate or NUL in it is refused there
+        content = model_text(content)  # the one rule for model text: what is judged, hashed and shown
         if refusal is None:
-            try:
-                size = len(content.encode("utf-8"))
-            except UnicodeEncodeError:
-                refusal = "the content is not valid Unicode text"
-            else:
-                if size > self.config.max_file_bytes:
-                    refusal = f"the content has {size} bytes, more than the limit of {self.config.max_file_bytes}"
+            size = len(content.encode("utf-8"))
+            if size > self.config.max_file_bytes:
+                refusal = f"the content has {size} bytes, more than the limit of {self.config.max_file_bytes}"
         names = self._file_names()
         if refusal is None and path not in names and len(names) >= self.config.max_files:
             refusal = f"the workspace already holds the maximum of {self.config.max_files} files; overwrite one"
@@ -430,5 +427,6 @@ def _tools(config: VerilogEnvConfig) -> list[Tool]:
 
 def make_verilog_env(*, problems: Iterable[Problem] | Mapping[str, Problem] | None = None,
                      **config: Any) -> VerilogEnv:
-    """``make("verilog", **config)``: the config's fields as keyword arguments, plus ``problems``."""
-    return VerilogEnv(problems, config=VerilogEnvConfig(**config))
+    """``make("verilog", **config)``: the config's fields as keyword arguments, plus ``problems``; validated
+    strictly (``max_turns=True`` is not a number), the ``rewards`` and ``judge`` sections too."""
+    return VerilogEnv(problems, config=VerilogEnvConfig.model_validate(config, strict=True))
