@@ -16,6 +16,7 @@ from pydantic import BaseModel, ValidationError
 
 import proofgym
 from proofgym.config import ConfigError
+from proofgym.core import model_text
 from proofgym.envs import env_names
 from proofgym.policies import (
     HFPolicyConfig,
@@ -54,6 +55,8 @@ _POLICIES_BUILT_OFF_LOOP = frozenset({"oracle", "hf", "local"})
 # Policy config keys a request must not set: the app would read a secret of its own environment
 # and send it to a URL the client chose.
 _SERVER_ONLY_POLICY_KEYS = ("api_key_env",)
+# Policy config keys that become the policy's id in the trace (``openai:<model>``), stored as sent.
+_POLICY_NAMING_KEYS = ("policy_id", "model")
 
 
 def create_app(
@@ -299,6 +302,11 @@ def _build_policy(request: RolloutRequest, env_name: str, env_config: Mapping[st
         if key in config:
             raise RequestError(("policy", "config", key), "not accepted by a task app: it would send a secret of "
                                                           "the app's environment to the client's inference_url",
+                               config[key])
+    for key in _POLICY_NAMING_KEYS:
+        if isinstance(config.get(key), str) and model_text(config[key]) != config[key]:
+            raise RequestError(("policy", "config", key), "must not contain NUL (U+0000) or lone surrogates: it "
+                                                          "names the policy in the trace, which stores it as sent",
                                config[key])
     if name == "oracle":
         # The oracle plays this app's environment, with the rollout's own config.
