@@ -28,11 +28,33 @@ def test_unknown_keys_are_errors_naming_the_field():
     assert set(locs(exc_info)) == {("max_turn",), ("env", "seeed")}
 
 
-@pytest.mark.parametrize("seed", [True, "3", 3.0, -1])
+@pytest.mark.parametrize("seed", [True, "3", 3.5, -1, 2.0**63])
 def test_seed_must_be_a_non_negative_json_integer(seed):
     with pytest.raises(ValidationError) as exc_info:
         RolloutRequest.model_validate({"run_id": "r", "env": {"seed": seed}})
     assert locs(exc_info) == [("env", "seed")]
+
+
+def test_an_integral_float_is_a_json_integer():
+    # JSON Schema's "integer" is a number without a fractional part: 251129.0 is one, and the schema says integer.
+    request = RolloutRequest.model_validate({"run_id": "r", "env": {"seed": 251129.0}, "max_turns": 3.0,
+                                             "safety": {"max_ops": 2.0}})
+    assert (request.env.seed, request.max_turns, request.safety.max_ops) == (251129, 3, 2)
+    assert type(request.env.seed) is int
+
+
+@pytest.mark.parametrize("field, value", [("max_turns", "3"), ("max_turns", True), ("record", {"trajectories": 1}),
+                                          ("record", {"logprobs": 0}), ("safety", {"max_time_s": "1"}),
+                                          ("mode", 1)])
+def test_values_of_the_wrong_json_type_are_refused_not_coerced(field, value):
+    with pytest.raises(ValidationError) as exc_info:
+        RolloutRequest.model_validate({"run_id": "r", field: value})
+    assert locs(exc_info)[0][0] == field
+
+
+def test_an_empty_inference_url_means_none():
+    request = RolloutRequest.model_validate({"run_id": "r", "policy": {"config": {"inference_url": ""}}})
+    assert request.policy.config.inference_url is None
 
 
 def test_the_turn_limit_is_the_smallest_of_max_turns_ops_and_max_ops():
@@ -57,11 +79,19 @@ def test_logprobs_are_refused_rather_than_silently_missing():
     assert locs(exc_info) == [("record", "logprobs")]
 
 
-@pytest.mark.parametrize("url", ["ftp://h/v1", "h:8000/v1", "http:///v1"])
+@pytest.mark.parametrize("url", ["ftp://h/v1", "h:8000/v1", "http:///v1", "http://h/a b", "http://bücher.de/v1",
+                                 "http://[1:2]/v1", "http://[::1/v1", " http://h/v1"])
 def test_the_inference_url_must_be_http_with_a_host(url):
     with pytest.raises(ValidationError) as exc_info:
         RolloutRequest.model_validate({"run_id": "r", "policy": {"config": {"inference_url": url}}})
     assert locs(exc_info) == [("policy", "config", "inference_url")]
+
+
+@pytest.mark.parametrize("url", ["http://h/v1", "HTTPS://user:pw@h:8000/v1?cid=c#f", "http://[::1]:8000/v1",
+                                 "http://[::ffff:10.0.0.1]/v1", "http://xn--bcher-kva.de/v1?q=%C3%BC"])
+def test_http_urls_with_a_host_are_accepted(url):
+    request = RolloutRequest.model_validate({"run_id": "r", "policy": {"config": {"inference_url": url}}})
+    assert request.policy.config.inference_url == url
 
 
 def test_policy_specific_config_keys_pass_through():

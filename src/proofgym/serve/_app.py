@@ -35,7 +35,8 @@ from proofgym.serve._envs import EnvProvider
 from proofgym.serve._errors import RequestError
 from proofgym.serve._guard import RequestGuard
 from proofgym.serve._json import SafeJSONResponse
-from proofgym.serve._models import RolloutRequest, RolloutResponse
+from proofgym.serve._models import UNSET_WHEN_NULL, HealthResponse, RolloutRequest, RolloutResponse
+from proofgym.serve._openapi import error_responses, publish, require_key, rollout_contract
 from proofgym.serve._recorder import TraceRecorder
 from proofgym.serve._response import build_response, encode_response, task_id
 from proofgym.serve._signals import SignalDrain
@@ -134,6 +135,11 @@ def create_app(
     app.state.controller = controller
     app.state.recorder = recorder
     app.add_middleware(RequestGuard, api_key=key, max_body_bytes=max_body_bytes)
+    publish(app, rollout_contract(env_name=env_name, policies={name: _POLICY_CONFIGS.get(name) for name in policies},
+                                  base_env_config=envs.base_config, overridable=envs.overridable,
+                                  server_only_keys=_SERVER_ONLY_POLICY_KEYS),
+            *([require_key(("/health",))] if key is not None else []))
+    errors = error_responses(keyed=key is not None)
 
     # Error bodies echo what the client sent (a NaN, a lone surrogate): SafeJSONResponse encodes any of it.
     @app.exception_handler(RequestValidationError)
@@ -160,14 +166,16 @@ def create_app(
         return SafeJSONResponse({"detail": f"internal error ({type(exc).__name__}); see the task app's log"},
                                 status_code=500)
 
-    @app.get("/health")
+    @app.get("/health", response_model=HealthResponse,
+             responses=error_responses(keyed=False, extra={503: {"model": HealthResponse,
+                                                                 "description": "Draining for shutdown"}}))
     async def health() -> JSONResponse:
         """Liveness, without authentication; 503 while the app drains for shutdown."""
         body = {"ok": not controller.draining, "env_name": env_name, "version": proofgym.__version__,
                 "draining": controller.draining}
         return JSONResponse(body, status_code=503 if controller.draining else 200)
 
-    @app.get("/info")
+    @app.get("/info", responses=errors)
     async def info() -> dict[str, Any]:
         """The environment, its tools and config, the app's limits and what a request may choose."""
         return {
@@ -187,7 +195,7 @@ def create_app(
                          "started": controller.started, "finished": controller.finished},
         }
 
-    @app.get("/task_info")
+    @app.get("/task_info", responses=errors)
     async def task_info(seed: int = Query(..., ge=0, le=2**63 - 1, description="the task's seed")) -> dict[str, Any]:
         """The task of ``seed`` as the agent sees it: the first observation and the tools."""
 
@@ -199,7 +207,7 @@ def create_app(
 
         return await asyncio.to_thread(describe)
 
-    @app.post("/rollout", response_model=RolloutResponse)
+    @app.post("/rollout", response_model=RolloutResponse, responses=errors)
     async def rollout(request: RolloutRequest) -> Any:
         """Run one episode and answer with its trajectory, metrics and (on request) its trace."""
         if controller.draining:
@@ -297,7 +305,10 @@ def _build_policy(request: RolloutRequest, env_name: str, env_config: Mapping[st
     name = request.policy.policy_name
     if name not in allowed:
         raise RequestError(("policy", "policy_name"), f"this app accepts the policies {list(allowed)}", name)
-    config = request.policy.config.model_dump(exclude_none=True, exclude={"trace_correlation_id"})
+    # Only what the client sent; null in a field of the reference contract means "not set".
+    config = {key: value for key, value in request.policy.config.model_dump(
+        exclude_unset=True, exclude={"trace_correlation_id"}).items()
+        if not (value is None and key in UNSET_WHEN_NULL)}
     for key in _SERVER_ONLY_POLICY_KEYS:
         if key in config:
             raise RequestError(("policy", "config", key), "not accepted by a task app: it would send a secret of "
@@ -322,8 +333,11 @@ def _build_policy(request: RolloutRequest, env_name: str, env_config: Mapping[st
         # Part of the contract (it carries the correlation id) even for a policy that calls no model.
         config.pop("inference_url", None)
     if schema is not None:
+        # JSON's types, as the published schema states them: 3.0 is an integer, "3" and true are not numbers.
+        config = {key: int(value) if isinstance(value, float) and value.is_integer() else value
+                  for key, value in config.items()}
         try:
-            schema.model_validate(config)
+            schema.model_validate(config, strict=True)
         except ValidationError as exc:
             raise RequestError.from_validation_error(("policy", "config"), exc) from None
     try:

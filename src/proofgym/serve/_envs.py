@@ -29,11 +29,25 @@ def merge_env_config(base: Mapping[str, Any], override: Mapping[str, Any],
     for key, value in override.items():
         if "*" in allowed or key in allowed:
             merged[key] = value
-        elif key not in base or base[key] != value:
+        elif key not in base or not same_json(base[key], value):
             permitted = "none" if not allowed else ", ".join(sorted(allowed))
             raise RequestError((*_CONFIG_LOC, key), "this app does not let requests set this environment config "
                                                     f"key (keys a request may set: {permitted})", value)
     return merged
+
+
+def same_json(a: Any, b: Any) -> bool:
+    """Whether ``a`` and ``b`` are the same JSON value (JSON Schema's ``const``): unlike ``==``, ``true`` is not
+    ``1``, while ``1`` and ``1.0`` are the same number."""
+    if isinstance(a, bool) or isinstance(b, bool) or a is None or b is None:
+        return a is b
+    if isinstance(a, (int, float)) and isinstance(b, (int, float)):
+        return a == b
+    if isinstance(a, Mapping) and isinstance(b, Mapping):
+        return a.keys() == b.keys() and all(same_json(a[key], b[key]) for key in a)
+    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
+        return len(a) == len(b) and all(same_json(x, y) for x, y in zip(a, b))
+    return type(a) is type(b) and a == b
 
 
 class EnvProvider:

@@ -9,14 +9,55 @@ client parsing a newer app's answer keeps working.
 from __future__ import annotations
 
 import math
+import re
 from typing import Annotated, Any, Literal
 from urllib.parse import urlsplit
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, field_validator, model_validator
 
 from proofgym.core import model_text
 
-_Seed = Annotated[int, Field(strict=True, ge=0, le=2**63 - 1)]
+
+def _integral(value: Any) -> Any:
+    # JSON Schema's "integer" is any number with no fractional part: 3.0 is one, 3.5 and "3" are not.
+    return int(value) if isinstance(value, float) and value.is_integer() else value
+
+
+def _json_int(**constraints: Any) -> Any:
+    """An int as JSON Schema means it: strict (no strings, no booleans) but ``3.0`` is ``3``."""
+    return Annotated[int, Field(strict=True, **constraints), BeforeValidator(_integral)]
+
+
+def _url_pattern() -> str:
+    h16, dec = "[0-9A-Fa-f]{1,4}", "(25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])"
+    ls32 = rf"({h16}:{h16}|{dec}\.{dec}\.{dec}\.{dec})"
+    ipv6 = "|".join([  # RFC 3986's IPv6address, each of its nine forms
+        rf"({h16}:){{6}}{ls32}", rf"::({h16}:){{5}}{ls32}", rf"({h16})?::({h16}:){{4}}{ls32}",
+        rf"(({h16}:){{0,1}}{h16})?::({h16}:){{3}}{ls32}", rf"(({h16}:){{0,2}}{h16})?::({h16}:){{2}}{ls32}",
+        rf"(({h16}:){{0,3}}{h16})?::{h16}:{ls32}", rf"(({h16}:){{0,4}}{h16})?::{ls32}",
+        rf"(({h16}:){{0,5}}{h16})?::{h16}", rf"(({h16}:){{0,6}}{h16})?::"])
+    name = r"([A-Za-z0-9._~!$&'()*+,;=-]|%[0-9A-Fa-f]{2})+"
+    userinfo = r"([A-Za-z0-9._~!$&'()*+,;=:-]|%[0-9A-Fa-f]{2})*@"
+    return rf"^[Hh][Tt][Tt][Pp][Ss]?://({userinfo})?({name}|\[({ipv6})\])(:[0-9]*)?([/?#][\x21-\x7e]*)?$"
+
+
+#: What ``policy.config.inference_url`` must match (published as the schema's ``pattern``): http(s), a host
+#: (a name, or an IPv6 literal in brackets), an optional port, then printable ASCII (percent-encode the rest).
+HTTP_URL_PATTERN = _url_pattern()
+_HTTP_URL = re.compile(HTTP_URL_PATTERN)
+
+
+def _boolean(value: Any) -> Any:
+    if not isinstance(value, bool):  # a Literal[False] alone would take 0 (0 == False)
+        raise ValueError("expected a boolean")
+    return value
+
+
+_Seed = _json_int(ge=0, le=2**63 - 1)
+_False = Annotated[Literal[False], BeforeValidator(_boolean)]
+_Int = _json_int()
+_Positive = _json_int(ge=1)
+_Turns = _json_int(ge=1, le=100_000)
 
 
 def _stored_as_sent(value: str) -> str:
@@ -26,12 +67,14 @@ def _stored_as_sent(value: str) -> str:
     return value
 
 
-_Id = Annotated[str, Field(min_length=1, max_length=256), AfterValidator(_stored_as_sent)]
+_Id = Annotated[str, Field(min_length=1, max_length=256, json_schema_extra={"pattern": "^[^\\x00]*$"}),
+                AfterValidator(_stored_as_sent)]
 _AGENT_OPS = ("agent", "policy")
 
 
 class _Request(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    # Strict: a value of the wrong JSON type ("3" for 3, 1 for true) is refused, as the published schema says.
+    model_config = ConfigDict(extra="forbid", strict=True)
 
 
 class EnvSpec(_Request):
@@ -53,27 +96,42 @@ class PolicyConfig(BaseModel):
     ``temperature``, ``top_p``, ``max_tokens``, ... for ``openai``; ``actions`` for ``scripted``).
 
     ``inference_url`` is passed on unchanged; its ``cid`` query parameter is the trace correlation
-    id. ``trace_correlation_id`` sets that id explicitly and is not passed on.
+    id. ``trace_correlation_id`` sets that id explicitly and is not passed on. ``null`` (and, for
+    ``inference_url``, ``""``) in one of these fields means "not set".
     """
 
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(extra="allow", strict=True)
 
     model: str | None = None
-    inference_url: str | None = Field(None, max_length=4096)
+    inference_url: str | None = Field(None, max_length=4096, json_schema_extra={"anyOf": [
+        {"type": "string", "maxLength": 4096, "pattern": HTTP_URL_PATTERN}, {"const": ""}, {"type": "null"}]})
     temperature: float | None = None
     top_p: float | None = None
-    max_tokens: int | None = None
+    max_tokens: _Int | None = None
+    policy_id: _Id | None = None
     trace_correlation_id: _Id | None = None
+
+    @field_validator("inference_url", mode="before")
+    @classmethod
+    def _empty_is_unset(cls, value: Any) -> Any:
+        return None if value == "" else value  # what clients without a model send (the reference's default)
 
     @field_validator("inference_url")
     @classmethod
     def _http_url(cls, value: str | None) -> str | None:
         if value is None:
             return value
-        parts = urlsplit(value)
-        if parts.scheme not in ("http", "https") or not parts.netloc:
-            raise ValueError("expected an http:// or https:// URL with a host")
+        if not _HTTP_URL.fullmatch(value):
+            raise ValueError("expected an http:// or https:// URL with a host, in printable ASCII")
+        try:
+            urlsplit(value)
+        except ValueError as exc:  # a bracketed host the pattern lets through but Python cannot parse
+            raise ValueError(f"expected an http:// or https:// URL with a host: {exc}") from None
         return value
+
+
+#: PolicyConfig's own fields (the reference contract's), where ``null`` means "not set".
+UNSET_WHEN_NULL: tuple[str, ...] = tuple(name for name in PolicyConfig.model_fields if name != "trace_correlation_id")
 
 
 class PolicySpec(_Request):
@@ -93,8 +151,8 @@ class RecordConfig(_Request):
     produced by this app; asking for them is an error rather than a silently missing field."""
 
     trajectories: bool = True
-    logprobs: Literal[False] = False
-    value: Literal[False] = False
+    logprobs: _False = False
+    value: _False = False
     return_trace: bool = False
     trace_format: Literal["compact", "full"] = "compact"
 
@@ -103,7 +161,7 @@ class SafetyConfig(_Request):
     """Per-rollout limits: ``max_ops`` caps the number of environment steps, ``max_time_s`` the wall
     clock (both capped in turn by the app's own limits)."""
 
-    max_ops: int | None = Field(None, ge=1)
+    max_ops: _Positive | None = None
     max_time_s: float | None = Field(None, gt=0, allow_inf_nan=False)
 
 
@@ -120,8 +178,9 @@ class RolloutRequest(_Request):
     run_id: _Id
     env: EnvSpec = Field(default_factory=EnvSpec)
     policy: PolicySpec = Field(default_factory=PolicySpec)
-    ops: list[Literal["agent", "policy", "env"]] | None = Field(None, max_length=200_000)
-    max_turns: int | None = Field(None, ge=1, le=100_000)
+    ops: list[Literal["agent", "policy", "env"]] | None = Field(
+        None, max_length=200_000, json_schema_extra={"contains": {"enum": list(_AGENT_OPS)}})
+    max_turns: _Turns | None = None
     record: RecordConfig = Field(default_factory=RecordConfig)
     safety: SafetyConfig = Field(default_factory=SafetyConfig)
     mode: Literal["rl", "eval"] = "eval"
@@ -223,3 +282,30 @@ class RolloutResponse(BaseModel):
     trace: dict[str, Any] | None = None
     trace_correlation_id: str | None = None
     pipeline_metadata: PipelineMetadata
+
+
+class ErrorDetail(BaseModel):
+    """One problem of a 422: where in the request (``loc``, e.g. ``["body", "env", "seed"]``), what was
+    expected (``msg``) and its kind (``type``); the offending ``input`` may follow."""
+
+    model_config = ConfigDict(extra="allow")
+
+    loc: list[str | int]
+    msg: str
+    type: str
+
+
+class ErrorResponse(BaseModel):
+    """Every error answer (400, 401, 404, 408, 413, 422, 500, 503): ``detail`` says what went wrong, as
+    text or, for a 422, one entry per problem. The same body on every route, from the guard and the app."""
+
+    detail: str | list[ErrorDetail]
+
+
+class HealthResponse(BaseModel):
+    """``GET /health``: ``ok`` is false (status 503) while the app drains for shutdown."""
+
+    ok: bool
+    env_name: str
+    version: str
+    draining: bool

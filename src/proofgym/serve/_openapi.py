@@ -1,0 +1,194 @@
+"""The published OpenAPI schema of proofgym's servers: what they check beyond their pydantic models.
+
+FastAPI publishes a request model as it is, but a task app refuses more than its models do: only the
+policies it accepts, each with its own config; no change to the operator's environment config; a
+trace correlation id in ``rl`` mode. Its guard answers 400, 401, 408, 413 before any route runs, and
+it needs an API key. This module writes all of that into the schema, so that a request the schema
+accepts is run and one it refuses is a 4xx: the schema is the contract a schema-driven client or
+fuzzer (schemathesis) can test against.
+
+Two rules are beyond JSON Schema and are stated in the descriptions only: trace correlation ids given
+in several places must agree, and the OpenRLHF reward request's lists must be equally long (both 422).
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any, Callable, Collection, Mapping
+
+from pydantic import BaseModel
+
+from proofgym.serve._models import UNSET_WHEN_NULL, ErrorResponse, PolicyConfig, PolicySpec
+
+Schema = dict[str, Any]
+
+#: The two ways to send the API key (the guard reads both, see :mod:`proofgym.serve._auth`).
+SECURITY_SCHEMES: dict[str, Schema] = {
+    "ApiKeyHeader": {"type": "apiKey", "in": "header", "name": "X-API-Key",
+                     "description": "the server's API key"},
+    "BearerToken": {"type": "http", "scheme": "bearer", "description": "the server's API key as a bearer token"},
+}
+
+_ERRORS: dict[int, str] = {
+    400: "Malformed request: a Content-Length that is not a byte count, or a body that is not UTF-8",
+    401: "Missing or wrong API key (checked before the body is read)",
+    404: "No such route, or a rollout for an environment this app does not serve",
+    408: "The request body did not arrive within the server's body timeout",
+    413: "The body is larger than the server's limit (declared in Content-Length or streamed)",
+    422: "The body or a parameter is invalid: one entry per problem, each with its field path",
+    500: "The server failed (for a rollout: its trace could not be stored)",
+    503: "The server is draining for shutdown (retry on another instance, see Retry-After) or at its "
+         "connection limit",
+}
+
+_NULL: Schema = {"type": "null"}
+# The query parameters the correlation id is read from (``proofgym.serve._correlation.URL_PARAMETERS``).
+_CID_IN_URL = r"^[^?#]*\?([^#]*&)?(cid|trace_correlation_id)=[A-Za-z0-9._~-]{1,256}(&|#|$)"
+
+
+def error_responses(*, keyed: bool, extra: Mapping[int, Mapping[str, Any]] | None = None) -> dict[int | str, Any]:
+    """The error statuses any route may answer, for FastAPI's ``responses=``, each with :class:`ErrorResponse`.
+
+    ``keyed``: the route needs the API key (so it may answer 401). ``extra`` replaces or adds entries.
+    """
+    responses: dict[int | str, Any] = {status: {"model": ErrorResponse, "description": text}
+                                       for status, text in _ERRORS.items() if keyed or status != 401}
+    responses.update(extra or {})
+    return responses
+
+
+def publish(app: Any, *transforms: Callable[[Schema], None]) -> None:
+    """Make ``app.openapi()`` (and ``/openapi.json``) FastAPI's schema with ``transforms`` applied, once."""
+    generate = app.openapi
+
+    def openapi() -> Schema:
+        if app.openapi_schema is None:
+            schema = generate()
+            for transform in transforms:
+                transform(schema)
+            app.openapi_schema = schema
+        return app.openapi_schema
+
+    app.openapi = openapi
+
+
+def require_key(open_paths: Collection[str] = ("/health",)) -> Callable[[Schema], None]:
+    """A transform declaring the API key schemes, required on every operation but those of ``open_paths``."""
+
+    def transform(schema: Schema) -> None:
+        schema.setdefault("components", {}).setdefault("securitySchemes", {}).update(copy.deepcopy(SECURITY_SCHEMES))
+        for path, operations in schema.get("paths", {}).items():
+            for operation in operations.values():
+                if path not in open_paths:
+                    operation["security"] = [{name: []} for name in SECURITY_SCHEMES]
+
+    return transform
+
+
+def rollout_contract(*, env_name: str, policies: Mapping[str, type[BaseModel] | None],
+                     base_env_config: Mapping[str, Any], overridable: Collection[str],
+                     server_only_keys: Collection[str] = ()) -> Callable[[Schema], None]:
+    """A transform stating what ``POST /rollout`` of a task app for ``env_name`` accepts.
+
+    ``policies`` maps each policy name the app accepts to its config model (``None``: the app does not
+    know it, its config is published as any object); ``base_env_config`` and ``overridable`` are the
+    app's environment config and the keys a request may change (``"*"``: all); ``server_only_keys``
+    are policy config keys a request may not set.
+    """
+
+    def transform(schema: Schema) -> None:
+        components = schema["components"]["schemas"]
+        env = components["EnvSpec"]["properties"]
+        env["env_name"] = {"anyOf": [{"const": env_name}, _NULL], "default": None,
+                           "description": f"omitted or null: this app's environment, {env_name!r}"}
+        env["config"] = _env_config(base_env_config, overridable)
+        variants = {name: _policy_variant(name, model, env_name, server_only_keys)
+                    for name, model in sorted(policies.items())}
+        components["PolicySpec"] = {
+            "title": "PolicySpec", "anyOf": list(variants.values()),
+            "description": components["PolicySpec"].get("description", "") + "\n\nOne variant per policy "
+            "this app accepts, each with that policy's config."}
+        request = components["RolloutRequest"]
+        request["properties"]["policy"] = {"$ref": "#/components/schemas/PolicySpec"}
+        default = variants.get("openai")
+        if default is None or "config" in default.get("required", ()):  # the default policy would be refused
+            request.setdefault("required", []).append("policy")
+        request["anyOf"] = _correlated()
+        request["description"] = request.get("description", "") + (
+            "\n\nThe trace correlation id may be given as trace_correlation_id, policy.config."
+            "trace_correlation_id or the cid query parameter of policy.config.inference_url; where several "
+            "are given they must agree (a 422 otherwise).")
+
+    return transform
+
+
+def _env_config(base: Mapping[str, Any], overridable: Collection[str]) -> Schema:
+    if "*" in overridable:
+        return {"type": "object", "description": "merged over the app's environment config; the environment "
+                                                 "checks the values (a 422 names the key)"}
+    properties: Schema = {key: {"const": value, "description": "the app's value (a request may not change it)"}
+                          for key, value in base.items() if key not in overridable}
+    properties.update({key: {"description": "a key this app lets requests set; the environment checks the value"}
+                       for key in sorted(overridable)})
+    return {"type": "object", "properties": properties, "additionalProperties": False, "default": {},
+            "description": "merged over the app's environment config: only keys the app lets requests set may "
+                           "differ from its own values"}
+
+
+def _policy_variant(name: str, model: type[BaseModel] | None, env_name: str,
+                    server_only_keys: Collection[str]) -> Schema:
+    config = _policy_config(name, model, env_name, server_only_keys)
+    variant: Schema = {
+        "type": "object", "title": f"PolicySpec ({name})", "additionalProperties": False,
+        "properties": {"policy_id": PolicySpec.model_json_schema()["properties"]["policy_id"],
+                       "policy_name": {"const": name, **({"default": name} if name == "openai" else {})},
+                       "config": config},
+        "required": [] if name == "openai" else ["policy_name"]}
+    if config.get("required"):
+        variant["required"].append("config")
+    return variant
+
+
+def _policy_config(name: str, model: type[BaseModel] | None, env_name: str,
+                   server_only_keys: Collection[str]) -> Schema:
+    if model is None:
+        return {"type": "object", "title": f"PolicyConfig ({name})"}
+    own = model.model_json_schema(ref_template="#/components/schemas/{model}")
+    properties: Schema = {key: value for key, value in own.get("properties", {}).items()
+                          if key not in server_only_keys}
+    required = [key for key in own.get("required", ()) if key in properties]
+    if name == "oracle":  # the oracle plays this app's environment with the rollout's config
+        properties.pop("env_config", None)
+        properties["env_name"] = {"const": env_name, "default": env_name}
+        required = [key for key in required if key != "env_name"]
+    # The request's fields (PolicyConfig's) are checked first, then the policy's own model checks what is set.
+    common = PolicyConfig.model_json_schema()["properties"]
+    for key in UNSET_WHEN_NULL:
+        if key in properties:
+            policy_own = properties[key] if key in required else {"anyOf": [properties[key], _NULL]}
+            properties[key] = {"allOf": [common[key], policy_own]}
+        elif key == "inference_url":  # checked (its cid read) for every policy, passed on only to those that take it
+            properties[key] = common[key]
+        else:
+            properties[key] = {**_NULL, "description": "not used by this policy: null only"}
+    properties["trace_correlation_id"] = common["trace_correlation_id"]
+    schema: Schema = {"type": "object", "title": f"PolicyConfig ({name})", "properties": properties,
+                      "additionalProperties": False, "description": own.get("description", "")}
+    if required:
+        schema["required"] = required
+    else:
+        schema["default"] = {}
+    return schema
+
+
+def _correlated() -> list[Schema]:
+    """``mode: rl`` needs a correlation id (one of these); ``eval`` (the default) does not."""
+    string = {"type": "string"}
+    in_config = {"required": ["config"], "properties": {"config": {
+        "required": ["trace_correlation_id"], "properties": {"trace_correlation_id": string}}}}
+    in_url = {"required": ["config"], "properties": {"config": {
+        "required": ["inference_url"], "properties": {"inference_url": {"type": "string", "pattern": _CID_IN_URL}}}}}
+    return [{"properties": {"mode": {"const": "eval"}}},
+            {"required": ["trace_correlation_id"], "properties": {"trace_correlation_id": string}},
+            {"required": ["policy"], "properties": {"policy": in_config}},
+            {"required": ["policy"], "properties": {"policy": in_url}}]
