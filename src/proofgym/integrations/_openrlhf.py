@@ -138,7 +138,9 @@ def create_reward_app(source: Any, *, api_key: str | None = None, invalid_fill: 
     from fastapi import FastAPI, Request
     from fastapi.responses import JSONResponse
 
+    from proofgym.integrations._reward_schema import reward_contract
     from proofgym.serve import RequestGuard, SafeJSONResponse
+    from proofgym.serve._openapi import error_responses, publish, require_key
 
     if not math.isfinite(invalid_fill):
         raise ValueError(f"invalid_fill must be a finite number, got {invalid_fill}")
@@ -159,13 +161,14 @@ def create_reward_app(source: Any, *, api_key: str | None = None, invalid_fill: 
 
     app = FastAPI(title="proofgym reward server (OpenRLHF protocol)", lifespan=lifespan)
     app.state.reward_fn = reward_fn
+    publish(app, reward_contract(max_items), *([require_key(("/health",))] if api_key is not None else []))
 
-    @app.get("/health")
+    @app.get("/health", responses=error_responses(keyed=False))
     async def health() -> dict[str, Any]:
         return {"ok": True, "config": name, "protocol": "openrlhf"}
 
-    # A plain Starlette route: the body is read and validated here, so that its size limit (enforced
-    # by the guard) comes before parsing and every error names its field path.
+    # The body is read and validated here, not by FastAPI, so that its size limit (enforced by the guard)
+    # comes before parsing and every error names its field path; its schema is published by reward_contract.
     async def get_reward(request: Request) -> Any:
         body = await request.body()
         try:
@@ -207,8 +210,9 @@ def create_reward_app(source: Any, *, api_key: str | None = None, invalid_fill: 
         # The messages may quote what the client sent (a label's text): encodable whatever it holds.
         return SafeJSONResponse(status_code=422, content={"detail": errors})
 
-    app.router.add_route("/get_reward", get_reward, methods=["POST"])
-
+    get_reward.__annotations__["request"] = Request  # this module's annotations are text; fastapi is imported here
+    app.post("/get_reward", response_model=RewardResponse, responses=error_responses(keyed=api_key is not None))(
+        get_reward)
     return RequestGuard(app, api_key=api_key, max_body_bytes=max_body_bytes)
 
 
