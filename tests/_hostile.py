@@ -51,6 +51,9 @@ NON_OBJECT = "non_object"
 CONTROL_CHARS = "control_chars"
 CLASSES = (NON_FINITE, LONE_SURROGATE, DEEP_NESTING, HUGE_INTEGER, DUPLICATE_KEYS, WRONG_TYPE, EMPTY_OR_TRUNCATED,
            NON_OBJECT, CONTROL_CHARS)
+#: Not hostile: the valid bodies the cases are built from, which must be accepted (or the corpus would only
+#: ever exercise refusals).
+VALID = "valid"
 
 NON_FINITE_TOKENS = (b"NaN", b"Infinity", b"-Infinity", b"1e309")
 #: A high surrogate, a low one, and a pair in the wrong order (each half alone).
@@ -65,12 +68,14 @@ _MARKER = "@@hostile@@"
 @dataclass(frozen=True)
 class Case:
     """One hostile body: its class (``kind``), what it is (``name``), its bytes, and what must happen (if
-    anything more than staying well behaved): ``"accepted"`` or the ``detail`` type of the refusal."""
+    anything more than staying well behaved): ``expect`` is ``"accepted"`` or the ``detail`` type of the
+    refusal; ``loc`` the path the refusal must name (its first ``detail`` entry's ``loc`` starts there)."""
 
     kind: str
     name: str
     body: bytes
     expect: str | None = None
+    loc: Path | None = None
 
 
 @dataclass(frozen=True)
@@ -148,8 +153,9 @@ def _at(base: Mapping[str, Any], path: Path) -> Any:
 
 
 def corpus(base: Mapping[str, Any], fields: Fields, *, max_depth: int = MAX_DEPTH) -> list[Case]:
-    """Every hostile case for a body like ``base`` whose fields are ``fields``, class by class."""
-    cases: list[Case] = []
+    """Every hostile case for a body like ``base`` whose fields are ``fields``, class by class (and ``base``
+    itself, class :data:`VALID`)."""
+    cases: list[Case] = [Case(VALID, "the valid body", encode(base), expect="accepted")]
     numbers, strings, objects, anything = (list(fields.numbers), list(fields.strings), list(fields.objects),
                                            list(fields.anything))
 
@@ -169,19 +175,20 @@ def corpus(base: Mapping[str, Any], fields: Fields, *, max_depth: int = MAX_DEPT
         for depth in DEPTHS:
             for kind in ("array", "object"):
                 cases.append(Case(DEEP_NESTING, f"{kind}s {depth} deep at {_where(path)}",
-                                  with_raw(base, path, nested_text(depth, kind)), expect="json_too_deep"))
+                                  with_raw(base, path, nested_text(depth, kind)), expect="json_too_deep", loc=path))
     for path in fields.accepts_deep:
         room = max_depth - len(path)  # the body's top level and each step of the path are one level each
         for kind in ("array", "object"):
             cases.append(Case(DEEP_NESTING, f"{kind}s {room} deep at {_where(path)} (the limit)",
                               with_raw(base, path, nested_text(room, kind)), expect="accepted"))
             cases.append(Case(DEEP_NESTING, f"{kind}s {room + 1} deep at {_where(path)} (past the limit)",
-                              with_raw(base, path, nested_text(room + 1, kind)), expect="json_too_deep"))
+                              with_raw(base, path, nested_text(room + 1, kind)), expect="json_too_deep", loc=path))
 
     for path in numbers + anything:
         for digits, sign in ((5000, b""), (5000, b"-"), (MAX_INT_DIGITS + 1, b"")):
             cases.append(Case(HUGE_INTEGER, f"{sign.decode()}{digits} digits at {_where(path)}",
-                              with_raw(base, path, sign + b"7" * digits), expect="json_integer_too_long"))
+                              with_raw(base, path, sign + b"7" * digits), expect="json_integer_too_long",
+                              loc=path))
         cases.append(Case(HUGE_INTEGER, f"{MAX_INT_DIGITS} digits (the limit) at {_where(path)}",
                           with_raw(base, path, b"7" * MAX_INT_DIGITS),
                           expect="accepted" if path in fields.accepts_deep else None))
@@ -236,8 +243,8 @@ def corpus(base: Mapping[str, Any], fields: Fields, *, max_depth: int = MAX_DEPT
 
 
 def by_class(cases: Sequence[Case]) -> dict[str, list[Case]]:
-    """``cases`` grouped by class, in :data:`CLASSES` order (every class present, perhaps empty)."""
-    grouped: dict[str, list[Case]] = {kind: [] for kind in CLASSES}
+    """``cases`` grouped by class: :data:`VALID`, then :data:`CLASSES` in order (every class present)."""
+    grouped: dict[str, list[Case]] = {kind: [] for kind in (VALID, *CLASSES)}
     for case in cases:
         grouped[case.kind].append(case)
     return grouped
@@ -326,16 +333,17 @@ def reward_corpus(prompt: str, completion: str, gold: str, facts: Mapping[str, A
     label = {"gold": gold, "source_facts": dict(facts)}
     fact = next(iter(facts))
     as_object = {"query": [prompt + completion], "prompts": [prompt], "labels": [label]}
+    as_text = {"query": [prompt + completion], "prompts": [prompt], "labels": [json.dumps(label)]}
     fields = Fields(
         numbers=[("labels", 0, "source_facts", fact)],
         strings=[("query", 0), ("prompts", 0), ("labels", 0, "gold")],
         objects=[(), ("labels", 0), ("labels", 0, "source_facts")],
         anything=[("labels", 0, "source_facts", "extra"), ("unknown_key",)])
     cases = corpus(as_object, fields)
+    cases.append(Case(VALID, "the label as JSON text", encode(as_text), expect="accepted"))
     cases += [Case(WRONG_TYPE, f"{value!r} at {key}", encode({**as_object, key: value}))
               for key in ("query", "prompts", "labels") for value in ("x", 1, None, {"0": "x"}, [1], [None], [[]])]
 
-    as_text = {"query": [prompt + completion], "prompts": [prompt], "labels": [json.dumps(label)]}
     text = json.dumps(label, separators=(",", ":"))
     value = encode(facts[fact]).decode()
     spot = f'"{fact}":{value}'
@@ -349,14 +357,16 @@ def reward_corpus(prompt: str, completion: str, gold: str, facts: Mapping[str, A
         kind = (NON_FINITE if "Infinity" in replacement or "NaN" in replacement or "e309" in replacement
                 else DEEP_NESTING if "deep" in name else HUGE_INTEGER)
         hostile = text.replace(spot, f'"{fact}":{replacement}', 1)
-        cases.append(Case(kind, name, encode(with_value(as_text, ("labels", 0), hostile))))
+        # NaN and infinities parse (the label is scored); past the limits, the refusal names the label.
+        cases.append(Case(kind, name, encode(with_value(as_text, ("labels", 0), hostile)),
+                          loc=None if kind == NON_FINITE else ("labels", 0)))
     for surrogate in LONE_SURROGATES:
         escaped = json.dumps(surrogate)  # the label text holds the escape, as JSON written by a client would
         cases.append(Case(LONE_SURROGATE, f"{surrogate!r} escaped in the label text",
                           encode(with_value(as_text, ("labels", 0), text.replace(f'"{gold}"', escaped, 1)))))
     for cut in (1, len(text) // 2, len(text) - 1):
         cases.append(Case(EMPTY_OR_TRUNCATED, f"the label text cut at {cut}",
-                          encode(with_value(as_text, ("labels", 0), text[:cut]))))
+                          encode(with_value(as_text, ("labels", 0), text[:cut])), loc=("labels", 0)))
     for control in CONTROL_TEXTS:
         cases.append(Case(CONTROL_CHARS, f"{control!r} in the label text's gold",
                           encode(with_value(as_text, ("labels", 0), text.replace(f'"{gold}"', json.dumps(control),
@@ -392,6 +402,10 @@ def misbehaviour(case: Case, status: int, content_type: str, body: bytes) -> str
             return f"a 422 whose detail does not name the field: {body[:300]!r}"
     if case.expect == "accepted" and status != 200:
         return f"expected 200, got {status}: {body[:300]!r}"
+    if case.loc is not None:
+        first = data.get("detail", [{}])[0] if isinstance(data, dict) and isinstance(data.get("detail"), list) else {}
+        if status != 422 or first.get("loc", [])[:len(case.loc) + 1] != ["body", *case.loc]:
+            return f"expected a 422 naming {['body', *case.loc]}, got {status}: {body[:300]!r}"
     if case.expect in ("json_too_deep", "json_integer_too_long"):
         first = data.get("detail", [{}])[0] if isinstance(data, dict) and isinstance(data.get("detail"), list) else {}
         limit = f"the limit is {MAX_DEPTH} levels" if case.expect == "json_too_deep" else \

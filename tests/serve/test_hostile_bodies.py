@@ -6,7 +6,7 @@ import asyncio
 
 import httpx
 import pytest
-from _hostile import CLASSES, by_class, misbehaviour, rollout_corpus
+from _hostile import CLASSES, VALID, by_class, misbehaviour, rollout_corpus
 
 from proofgym.envs import env_names, make
 from proofgym.serve import create_app
@@ -62,7 +62,7 @@ def results(request, tmp_path_factory):
     return asyncio.run(_send_all(app, by_class(rollout_corpus(config_model, action=action, action_strings=strings))))
 
 
-@pytest.mark.parametrize("kind", CLASSES)
+@pytest.mark.parametrize("kind", [VALID, *CLASSES])
 def test_every_hostile_body_is_refused_or_run_and_stored_once(results, kind):
     tried, failures = results[kind]
     assert tried, f"no {kind} cases"
