@@ -182,3 +182,33 @@ def test_over_real_http_a_grpo_sized_batch_is_verified_as_one_deduplicated_batch
         server.should_exit = True
         thread.join(20)
     assert not thread.is_alive()
+
+
+@pytest.mark.parametrize("raw, loc, words", [
+    # Each was a 500: a RecursionError, and Python's limit on the digits of an int.
+    (b"[" * 10_000 + b"]" * 10_000, ["body"], "the limit is 64 levels"),
+    (b'{"query":["q"],"prompts":["p"],"x":' + b"9" * 5000 + b"}", ["body", "x"], "the limit is 1000 digits"),
+    (b'{"query":["q"],"prompts":["p"],"labels":[' + b"9" * 5000 + b"]}", ["body", "labels", 0], "1000 digits"),
+    # Inside a label's JSON text, which the server parses in turn.
+    (b'{"query":["q"],"prompts":["p"],"labels":["{\\"gold\\":' + b"[" * 10_000 + b'"]}', ["body", "labels", 0],
+     "labels[0]: its JSON has arrays and objects nested more than 64 levels deep at gold"),
+    (b'{"query":["q"],"prompts":["p"],"labels":["{\\"gold\\":' + b"9" * 5000 + b'}"]}', ["body", "labels", 0],
+     "labels[0]: its JSON has an integer of 5000 digits at gold; the limit is 1000 digits"),
+    (b'{"query":["q"],"prompts":[' + b'"p",' * 20 + b'"p"]}', ["body", "prompts"], "21 items, the limit is 20"),
+])
+def test_a_body_past_the_parsers_limits_is_422_naming_the_field_and_the_limit(reward_fn, raw, loc, words):
+    reply = _post(create_reward_app(reward_fn, max_items=20), None, raw=raw)
+    assert reply.status_code == 422, reply.text
+    [detail] = reply.json()["detail"]
+    assert detail["loc"][:len(loc)] == loc and words in detail["msg"]
+
+
+def test_nan_surrogates_and_nul_in_queries_prompts_and_labels_are_scored(reward_fn):
+    rows, gold = rows_and_gold(1)
+    prompt, facts = rows[0]["prompt"], rows[0]["source_facts"]
+    label = {"gold": rows[0]["gold"], "source_facts": {**facts, "note": float("nan"), "\ud800": "\udc00\x00"}}
+    body = {"query": [prompt + gold[0] + "\ud800\x00"], "prompts": [prompt], "labels": [label]}
+    reply = _post(create_reward_app(reward_fn), None, raw=json.dumps(body).encode(),
+                  headers={"content-type": "application/json"})
+    assert reply.status_code == 200, reply.text
+    assert reply.json()["scores"] == [1.0]  # the extra facts are not the record's: the decision is still correct

@@ -1,3 +1,5 @@
+import json
+
 import pytest
 
 from ._support import rollout_body
@@ -101,3 +103,43 @@ def test_an_env_name_of_another_app_is_404(make_client):
     body["env"]["env_name"] = "verilog"
     response = make_client().post("/rollout", json=body)
     assert response.status_code == 404 and "grant_eligibility" in response.json()["detail"]
+
+
+@pytest.mark.parametrize("raw, loc", [
+    # Non-finite numbers in a rejected field: the 422 echoed them and JSON encoding refused NaN (a 500).
+    (b'{"run_id":"n","policy":{"policy_name":"oracle"},"safety":{"max_time_s":NaN}}', ("safety", "max_time_s")),
+    (b'{"run_id":"n","policy":{"policy_name":"oracle"},"safety":{"max_ops":Infinity}}', ("safety", "max_ops")),
+    (b'{"run_id":"n","policy":{"policy_name":"oracle"},"max_turns":1e309}', ("max_turns",)),
+    (b'{"run_id":"n","policy":{"policy_name":"oracle"},"env":{"seed":-Infinity}}', ("env", "seed")),
+    (b'{"run_id":"n","policy":{"policy_name":"oracle"},"env":{"config":{"seed_offset":NaN}}}', ("env", "config")),
+    # A lone surrogate in a validated string: writing the 422 raised UnicodeEncodeError (a 500).
+    (b'{"run_id":"\\ud800"}', ("run_id",)),
+    (b'{"run_id":"n","policy":{"policy_name":"\\udc00\\ud800"}}', ("policy", "policy_name")),
+    # An id the store would not keep as sent.
+    (b'{"run_id":"a\\u0000b"}', ("run_id",)),
+    (b'{"run_id":"n","policy":{"policy_name":"scripted","config":{"actions":[],"policy_id":"\\u0000"}}}',
+     ("policy", "config", "policy_id")),
+])
+def test_a_body_no_encoder_could_echo_as_sent_is_a_422_naming_the_field(make_client, raw, loc):
+    response = make_client().post("/rollout", content=raw, headers={"Content-Type": "application/json"})
+    assert response.status_code == 422, response.text
+    detail = json.loads(response.content.decode("utf-8"), parse_constant=pytest.fail)["detail"]
+    assert tuple(detail[0]["loc"][1:len(loc) + 1]) == loc
+
+
+@pytest.mark.parametrize("raw, loc, limit", [
+    (b'{"run_id":"n","env":{"config":' + b"[" * 10_000 + b"]" * 10_000 + b"}}", ["env", "config"], "64 levels"),
+    (b"[" * 100 + b"]" * 100, [], "64 levels"),
+    (b'{"run_id":"n","env":{"seed":' + b"9" * 5000 + b"}}", ["env", "seed"], "1000 digits"),
+])
+def test_json_past_the_depth_or_integer_limit_is_refused_before_parsing_naming_the_limit(make_client, raw, loc,
+                                                                                         limit):
+    response = make_client().post("/rollout", content=raw, headers={"Content-Type": "application/json"})
+    assert response.status_code == 422
+    [detail] = response.json()["detail"]
+    assert detail["loc"][:len(loc) + 1] == ["body", *loc] and f"the limit is {limit}" in detail["msg"]
+
+
+def test_a_body_that_is_not_utf8_is_400(make_client):
+    response = make_client().post("/rollout", content=b'{"run_id":"\xff"}', headers={"Content-Type": "application/json"})
+    assert response.status_code == 400 and response.json()["detail"]
