@@ -141,5 +141,6 @@ def test_json_past_the_depth_or_integer_limit_is_refused_before_parsing_naming_t
 
 
 def test_a_body_that_is_not_utf8_is_400(make_client):
-    response = make_client().post("/rollout", content=b'{"run_id":"\xff"}', headers={"Content-Type": "application/json"})
+    response = make_client().post("/rollout", content=b'{"run_id":"\xff"}',
+                                  headers={"Content-Type": "application/json"})
     assert response.status_code == 400 and response.json()["detail"]

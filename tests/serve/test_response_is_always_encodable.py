@@ -32,9 +32,9 @@ def hostile_session() -> SessionTrace:
     """A finished session holding, in every place the response copies, what no encoder accepts as it is."""
     hostile = {HOSTILE_TEXT: HOSTILE_TEXT, "nan": float("nan"), "inf": -float("inf"), "huge": 10**5000,
                "deep": deep(200), "object": object(), "bytes": b"\xff", 7: (1, 2)}
-    step = StepTrace(index=0, observation={"text": HOSTILE_TEXT, "data": hostile}, action={"tool": "t", "args": hostile},
-                     reward=0.5, done=True, info=dict(hostile), env_event=EnvEvent(tool="t", args=hostile,
-                                                                                     result=hostile))
+    step = StepTrace(index=0, observation={"text": HOSTILE_TEXT, "data": hostile},
+                     action={"tool": "t", "args": hostile}, reward=0.5, done=True, info=dict(hostile),
+                     env_event=EnvEvent(tool="t", args=hostile, result=hostile))
     return SessionTrace(session_id="s1", run_id="r1", env_name="grant_eligibility", seed=0, policy_id=HOSTILE_TEXT,
                         status="error", error=HOSTILE_TEXT, steps=[step],
                         outcome_reward=OutcomeReward(total=0.5, steps=1, annotation=hostile))
