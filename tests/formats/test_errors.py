@@ -21,3 +21,8 @@ def test_pickling_keeps_every_part():
     error = DocumentError("bad", line=1, column=2, path=("a", 0))
     copy = pickle.loads(pickle.dumps(error))
     assert (copy.reason, copy.line, copy.column, copy.path, str(copy)) == ("bad", 1, 2, ("a", 0), str(error))
+
+
+def test_an_error_in_a_jsonl_line_keeps_its_column_and_path_but_not_its_own_line():
+    assert str(DocumentError("bad", line=1, column=7, path=("a",)).in_jsonl_line()) == "column 7: a: bad"
+    assert str(DocumentError("bad", line=2, column=1).in_jsonl_line()) == "bad"

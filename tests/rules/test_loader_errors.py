@@ -315,7 +315,7 @@ def test_a_key_given_twice_in_yaml(tmp_path):
     path.write_text("name: x\nfacts:\n  age: {type: integer}\n  age: {type: number}\n")
     with pytest.raises(RulebookError) as info:
         load_rulebook(path)
-    assert info.value.problems == (f"{path}: line 4: facts.age: key given twice (first on line 3)",)
+    assert info.value.problems == (f"{path}: line 4, column 3: facts.age: key given twice (first at line 3, column 3)",)
 
 
 def test_a_top_level_that_is_not_a_mapping_and_a_missing_file(tmp_path):

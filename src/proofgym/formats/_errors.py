@@ -22,8 +22,13 @@ class DocumentError(ValueError):
         self.line = line
         self.column = column
         self.path = tuple(path)
-        where = "" if line is None else f"line {line}" + ("" if column is None else f", column {column}")
+        where = ", ".join(f"{name} {at}" for name, at in (("line", line), ("column", column)) if at is not None)
         super().__init__(": ".join(part for part in (where, render_path(self.path), self.reason) if part))
+
+    def in_jsonl_line(self) -> DocumentError:
+        """This error as found in one line of a JSON Lines file, which the file's line number places: the
+        error's own line is dropped (its column kept when on that line)."""
+        return DocumentError(self.reason, column=self.column if self.line == 1 else None, path=self.path)
 
     def __reduce__(self) -> tuple[Any, ...]:
         return _rebuild, (self.reason, self.line, self.column, self.path)

@@ -97,18 +97,19 @@ class _Loader(yaml.SafeLoader):
     def construct_mapping(self, node: Node, deep: bool = False) -> dict[Any, Any]:
         if isinstance(node, MappingNode):
             self.flatten_mapping(node)
-            first_line: dict[Any, int] = {}
+            first: dict[Any, str] = {}  # key -> where it was first given
             for key_node, _ in node.value:
                 key = self.construct_object(key_node, deep=deep)
                 try:
-                    seen = key in first_line
+                    seen = key in first
                 except TypeError:
                     raise self._refuse(key_node, "a mapping key must be a single value, not a list or "
                                                  "mapping") from None
+                mark = key_node.start_mark
                 if seen:
-                    raise DocumentError(f"key given twice (first on line {first_line[key]})",
-                                        line=key_node.start_mark.line + 1, path=(*self.paths.get(node, ()), key))
-                first_line[key] = key_node.start_mark.line + 1
+                    raise DocumentError(f"key given twice (first at {first[key]})", line=mark.line + 1,
+                                        column=mark.column + 1, path=(*self.paths.get(node, ()), key))
+                first[key] = f"line {mark.line + 1}, column {mark.column + 1}"
         return super().construct_mapping(node, deep=deep)
 
     def _refuse(self, where: Any, reason: str) -> DocumentError:
