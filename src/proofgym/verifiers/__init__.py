@@ -5,6 +5,7 @@ from proofgym.verifiers._function import FunctionVerifier, FunctionVerifierOptio
 from proofgym.verifiers._protocol import TransientVerifierError, Verifier
 from proofgym.verifiers._rulebook import RulebookOptions, RulebookVerifier, build_rulebook_verifier, verdict_from_report
 from proofgym.verifiers._registry import (
+    VerifierOptionsError,
     build_verifier,
     register_verifier,
     validate_verifier_options,
@@ -23,6 +24,7 @@ __all__ = [
     "RulebookVerifier",
     "TransientVerifierError",
     "Verifier",
+    "VerifierOptionsError",
     "build_verifier",
     "register_verifier",
     "verdict_from_report",

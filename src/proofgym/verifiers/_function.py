@@ -8,6 +8,7 @@ from typing import Callable, Sequence
 from pydantic import BaseModel, ConfigDict, Field
 
 from proofgym.core import Claim, Verdict
+from proofgym.verifiers._registry import VerifierOptionsError
 
 VerifyFunction = Callable[[Claim], Verdict]
 
@@ -54,5 +55,9 @@ def load_function(path: str) -> VerifyFunction:
 
 
 def build_function_verifier(options: FunctionVerifierOptions) -> FunctionVerifier:
-    return FunctionVerifier(load_function(options.function), name=options.function, version=options.version,
+    try:
+        function = load_function(options.function)
+    except ValueError as exc:
+        raise VerifierOptionsError.at("python", "function", str(exc), options.function) from None
+    return FunctionVerifier(function, name=options.function, version=options.version,
                             uses_decision=options.uses_decision)

@@ -8,6 +8,7 @@ from typing import Any, Mapping, Sequence
 from pydantic import BaseModel, ConfigDict, model_validator
 
 from proofgym.core import Claim, ErrorKind, Outcome, RejectedFact, Verdict
+from proofgym.verifiers._registry import VerifierOptionsError
 
 # Bump when the kernel's semantics change, so verdicts cached by an older kernel are not reused.
 KERNEL_VERSION = "1"
@@ -100,8 +101,19 @@ class RulebookOptions(BaseModel):
 
 
 def build_rulebook_verifier(options: RulebookOptions) -> RulebookVerifier:
+    """The verifier of the shipped domain or rulebook file; :class:`VerifierOptionsError` names ``domain``
+    (an unknown domain) or ``path`` (one line per problem of a rulebook that cannot be loaded)."""
+    from proofgym.rules import RulebookError
+
+    key, path = "path", options.path
     if options.domain is not None:
         from proofgym.domains import get_domain
 
-        return RulebookVerifier(get_domain(options.domain).rulebook_path)
-    return RulebookVerifier(options.path)
+        try:
+            key, path = "domain", get_domain(options.domain).rulebook_path
+        except KeyError as exc:
+            raise VerifierOptionsError.at("rulebook", "domain", exc.args[0], options.domain) from None
+    try:
+        return RulebookVerifier(path)
+    except RulebookError as exc:
+        raise VerifierOptionsError.at("rulebook", key, exc.problems, getattr(options, key)) from None
