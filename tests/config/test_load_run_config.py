@@ -96,8 +96,8 @@ def test_malformed_files(tmp_path, text, expected):
 def test_missing_file_and_bad_suffix(tmp_path):
     with pytest.raises(ConfigError, match="not found"):
         load_run_config(tmp_path / "nope.yaml")
-    with pytest.raises(ConfigError, match="expected a .yaml"):
-        load_run_config(write(tmp_path, "run.json", "{}"))
+    with pytest.raises(ConfigError, match=r"expected a \.yaml, \.yml, \.toml or \.json config file, got '\.ini'"):
+        load_run_config(write(tmp_path, "run.ini", "{}"))
 
 
 def test_unimportable_verifier_function(tmp_path):

@@ -1,7 +1,7 @@
-"""Run configs: load and validate YAML / TOML files that describe a reward path."""
+"""Run configs: load and validate YAML / TOML / JSON files that describe a reward path."""
 
-from proofgym.config._errors import ConfigError
-from proofgym.config._files import find_secret_key, read_config_file
+from proofgym.config._errors import ConfigError, config_problems, problem_line
+from proofgym.config._files import find_secret_key, parse_config_text, read_config_file
 from proofgym.config._run import (
     ErrorBudgetConfig,
     LimitsConfig,
@@ -23,6 +23,8 @@ from proofgym.config._train import (
 
 __all__ = [
     "ConfigError",
+    "config_problems",
+    "problem_line",
     "GRPOSettings",
     "HeldoutSettings",
     "LoraSettings",
@@ -38,5 +40,6 @@ __all__ = [
     "load_run_config",
     "parse_run_config",
     "find_secret_key",
+    "parse_config_text",
     "read_config_file",
 ]

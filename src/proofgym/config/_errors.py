@@ -1,8 +1,11 @@
-"""The error every config problem is reported with."""
+"""The error every config problem is reported with, and how a validation problem is written: one line each."""
 
 from __future__ import annotations
 
+import json
 from typing import Any, Iterable, Mapping
+
+from proofgym.core import describe_validation_error
 
 
 class ConfigError(ValueError):
@@ -18,3 +21,56 @@ class ConfigError(ValueError):
         super().__init__(message)
         self.problems: tuple[dict[str, Any], ...] = tuple(
             {**problem, "loc": tuple(problem.get("loc", ()))} for problem in problems)
+
+
+def config_problems(errors: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Pydantic errors (``ValidationError.errors()``) as the problems of a config, one dict per problem
+    (``loc``, ``msg``, ``input``, ``type``). An error raised by a validator that checked a nested part of
+    the config itself and carries ``problems`` (a verifier's options) becomes those problems, under its key;
+    the errors of each member of a union (``id: str | int`` given ``true``) become one problem at the key."""
+    problems: list[dict[str, Any]] = []
+    for error in errors:
+        nested = getattr((error.get("ctx") or {}).get("error"), "problems", None)
+        if nested:
+            problems += [{**problem, "loc": (*error["loc"], *problem["loc"])} for problem in config_problems(nested)]
+            continue
+        problem = {"loc": tuple(error["loc"]), "msg": error["msg"].removeprefix("Value error, "),
+                   "input": error.get("input"), "type": error["type"]}
+        if problem["loc"] and _is_union_member(problem["loc"][-1]):
+            problem["loc"] = problem["loc"][:-1]
+            last = problems[-1] if problems else None
+            if last is not None and last["loc"] == problem["loc"] and last["input"] is problem["input"]:
+                _, _, wanted = problem["msg"].partition("Input should be ")
+                if wanted and last["msg"].startswith("Input should be "):
+                    last["msg"] += f" or {wanted}"
+                    last["type"] = "union_type"
+                continue
+        problems.append(problem)
+    return problems
+
+
+def _is_union_member(part: Any) -> bool:
+    """Whether a location part names a member of a union (``str``, ``literal['auto']``, ``LoraSettings``) that
+    pydantic reports under, rather than a key of the config (keys are snake_case words)."""
+    return isinstance(part, str) and (part in ("str", "int", "float", "bool", "none", "bytes")
+                                      or any(char in part for char in "[]'(") or part[:1].isupper())
+
+
+def problem_line(source: Any, problem: Mapping[str, Any]) -> str:
+    """``source: key.path[0]: what was expected[, got what was given]``: one problem on one line."""
+    where = "".join(f"[{part}]" if isinstance(part, int) else f".{part}" for part in problem["loc"]).lstrip(".")
+    text = " ".join(describe_validation_error({**problem, "loc": (where,) if where else ()}).split())
+    if problem["type"].endswith("_type") or problem["type"] == "literal_error":
+        text += f", got {_shown(problem.get('input'))}"
+    return f"{source}: {text}"
+
+
+def _shown(value: Any) -> str:
+    """A given value as a message shows it: JSON spelling for scalars (short), the kind for containers."""
+    if value is None or isinstance(value, bool):
+        return json.dumps(value)
+    if isinstance(value, (int, float)):
+        return repr(value) if len(repr(value)) <= 40 else f"a number of {len(repr(value))} characters"
+    if isinstance(value, str):
+        return json.dumps(value if len(value) <= 40 else value[:39] + "…")
+    return {dict: "a mapping", list: "a list"}.get(type(value), type(value).__name__)

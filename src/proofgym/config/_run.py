@@ -7,14 +7,13 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator, model_validator
 
-from proofgym.config._errors import ConfigError
-from proofgym.core import describe_validation_error
+from proofgym.config._errors import ConfigError, config_problems, problem_line
 from proofgym.config._files import read_config_file
 from proofgym.config._train import TrainConfig
 from proofgym.parsers import JSONBlockParser, ParseLimits, RegexFactParser
 from proofgym.rewards import DefaultRewardShaper, ErrorBudget, RewardFunction, ShaperConfig
 from proofgym.runtime import RuntimeConfig, VerificationRuntime
-from proofgym.verifiers import Verifier, build_verifier, validate_verifier_options
+from proofgym.verifiers import Verifier, VerifierOptionsError, build_verifier, validate_verifier_options
 
 
 class _Strict(BaseModel):
@@ -121,22 +120,37 @@ class RunConfig(_Strict):
         return value
 
     def reward_function(self) -> RewardFunction:
-        """Wire parser -> runtime(verifier) -> shaper into a reward function."""
+        """Wire parser -> runtime(verifier) -> shaper into a reward function.
+
+        A verifier that cannot be built (an unknown domain, a rulebook file that is missing or invalid, a
+        function that cannot be imported) is a :class:`ConfigError` naming this config's file and the
+        ``verifier`` key at fault, one line per problem.
+        """
+        source = self._source or "<config>"
+        try:
+            verifier = self.verifier.build()
+        except VerifierOptionsError as exc:
+            problems = config_problems([{"loc": ("verifier",), "msg": str(exc), "type": "value_error",
+                                         "ctx": {"error": exc}}])
+            raise ConfigError("\n".join(problem_line(source, problem) for problem in problems),
+                              problems=problems) from None
         return RewardFunction(
             parser=self.parser.build(),
-            runtime=VerificationRuntime(self.verifier.build(), self.runtime),
+            runtime=VerificationRuntime(verifier, self.runtime),
             shaper=DefaultRewardShaper(self.reward),
             error_budget=ErrorBudget(self.error_budget.max_invalid_share, self.error_budget.action),
         )
 
 
 def parse_run_config(data: dict[str, Any], *, source: str | Path = "<config>") -> RunConfig:
-    """Validate already-parsed config data; errors name the source and every bad key path."""
+    """Validate already-parsed config data strictly (``true`` is not a number, ``"3"`` not an integer, in
+    every section); :class:`ConfigError` has one line per problem, naming the source and the key path."""
     try:
-        config = RunConfig.model_validate(data)
+        config = RunConfig.model_validate(data, strict=True)
     except ValidationError as exc:
-        problems = "\n".join(f"  {describe_validation_error(err)}" for err in exc.errors())
-        raise ConfigError(f"{source}: invalid run config:\n{problems}") from None
+        problems = config_problems(exc.errors())
+        raise ConfigError("\n".join(problem_line(source, problem) for problem in problems),
+                          problems=problems) from None
     config._source = Path(source) if source != "<config>" else None
     return config
 
