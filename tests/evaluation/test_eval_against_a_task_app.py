@@ -119,3 +119,17 @@ def test_rollouts_the_task_app_cannot_judge_come_back_invalid_with_the_reason(ju
     assert result.output.count("outcome invalid (iverilog not installed) ") == 2
     summary = json.loads((tmp_path / "s.json").read_text())["summary"]
     assert (summary["ok"], summary["failed"], summary["invalid"], summary["pass_rate"]) == (2, 0, 2, None)
+
+
+def test_a_task_app_url_with_credentials_is_never_recorded(task_app, tmp_path, monkeypatch):
+    url = task_app.url.replace("http://", "http://user:hunter2@")
+    report = run_eval(config(task_app, tmp_path, seeds=[0], task_app_url=url))
+    assert report.task_app_url == task_app.url.replace("http://", "http://***@")
+    assert "hunter2" not in json.dumps(report.to_dict())
+    with TraceStore(tmp_path / "local.db", create=False) as local:
+        [run] = local.list_runs()
+    assert run.config["task_app_url"] == report.task_app_url and "hunter2" not in json.dumps(run.config)
+    monkeypatch.setenv("ENVIRONMENT_API_KEY", "wrong")
+    with pytest.raises(EvalError) as info:
+        run_eval(config(task_app, tmp_path, task_app_url=url))
+    assert "refused the API key" in str(info.value) and "hunter2" not in str(info.value)

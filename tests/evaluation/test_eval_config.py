@@ -79,3 +79,50 @@ def test_an_unrunnable_config_is_refused(keys, message):
     data = {"env_name": "loan", "policy_name": "oracle", "seeds": [0], **keys}
     with pytest.raises(ConfigError, match=message):
         parse_eval_config({"eval": {k: v for k, v in data.items() if v is not None}})
+
+
+OPENAI = {"env_name": "loan", "policy_name": "openai", "seeds": [0]}
+FAKE_KEY = "sk-" + "a1B2c3D4e5F6g7H8i9J0"
+
+
+@pytest.mark.parametrize("policy_config, where, what", [
+    ({"extra_body": {"authorization": f"Bearer {FAKE_KEY}"}}, "eval.policy_config.extra_body.authorization",
+     "the key names a credential"),
+    ({"private_key": "x"}, "eval.policy_config.private_key", "the key names a credential"),
+    ({"access_key": "x"}, "eval.policy_config.access_key", "the key names a credential"),
+    ({"extra_body": {"headers": [["X-Trace", f"Bearer {FAKE_KEY}"]]}}, "eval.policy_config.extra_body.headers[0][1]",
+     "the value is a bearer token"),
+    ({"extra_body": {"user": FAKE_KEY}}, "eval.policy_config.extra_body.user", "the value is an API key (sk-...)"),
+    ({"inference_url": "http://user:hunter2@gpu:8000/v1"}, "eval.policy_config.inference_url",
+     "the value is a URL with credentials"),
+    ({"inference_url": "http://gpu:8000/v1?cid=c1&api_key=hunter2"}, "eval.policy_config.inference_url",
+     "the value is a URL with credentials"),
+])
+def test_credentials_anywhere_in_an_eval_file_are_refused_without_being_repeated(tmp_path, policy_config, where,
+                                                                                 what):
+    path = write_eval_toml(tmp_path / "e.toml", OPENAI, policy_config={"model": "m", **policy_config})
+    with pytest.raises(ConfigError) as info:
+        load_eval_config(path)
+    message = str(info.value)
+    assert message.startswith(f"{path}: {where}: {what}") and "secrets must not be stored" in message
+    assert "hunter2" not in message and FAKE_KEY not in message
+
+
+def test_a_correlation_id_in_the_inference_url_is_not_a_credential(tmp_path):
+    url = "http://127.0.0.1:8001/v1?cid=trace_abc"
+    path = write_eval_toml(tmp_path / "e.toml", OPENAI, policy_config={"model": "m", "inference_url": url,
+                                                                       "api_key_env": "MY_KEY"})
+    assert load_eval_config(path).eval.policy_options()["inference_url"] == url
+
+
+@pytest.mark.parametrize("eval_keys, policy_config, where", [
+    ({"concurrency": True}, {}, "eval.concurrency: Input should be a valid integer, got true"),
+    ({"max_time_s": True}, {}, "eval.max_time_s: Input should be a valid number, got true"),
+    ({}, {"max_tokens": True}, "eval.policy_config.max_tokens: Input should be a valid integer, got true"),
+    ({}, {"temperature": False}, "eval.policy_config.temperature: Input should be a valid number, got false"),
+])
+def test_booleans_are_not_numbers(tmp_path, eval_keys, policy_config, where):
+    path = write_eval_toml(tmp_path / "e.toml", {**OPENAI, **eval_keys}, policy_config={"model": "m", **policy_config})
+    with pytest.raises(ConfigError) as info:
+        load_eval_config(path)
+    assert str(info.value) == f"{path}: {where}"

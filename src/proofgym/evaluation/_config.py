@@ -10,8 +10,7 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from proofgym.config import ConfigError, read_config_file
-from proofgym.core import describe_validation_error
+from proofgym.config import ConfigError, config_problems, problem_line, read_config_file
 
 _MAX_SEEDS = 1_000_000
 _RANGE = re.compile(r"^\s*(\d+)\s*(?:-\s*(\d+)\s*)?$")
@@ -152,12 +151,14 @@ def parse_seeds(value: Any) -> list[int]:
 
 
 def parse_eval_config(data: dict[str, Any], *, source: str | Path = "<config>") -> EvalConfig:
-    """Validate eval config data; ``ConfigError`` lists every problem with its key path."""
+    """Validate eval config data strictly (``concurrency = true`` is not a number); ``ConfigError`` has one
+    line per problem, naming the source and the key path."""
     try:
-        return EvalConfig.model_validate(data)
+        return EvalConfig.model_validate(data, strict=True)
     except ValidationError as exc:
-        problems = "\n".join(f"  {describe_validation_error(error)}" for error in exc.errors())
-        raise ConfigError(f"{source}: invalid eval config:\n{problems}") from None
+        problems = config_problems(exc.errors())
+        raise ConfigError("\n".join(problem_line(source, problem) for problem in problems),
+                          problems=problems) from None
 
 
 def load_eval_config(path: str | Path) -> EvalConfig:

@@ -6,7 +6,7 @@ import os
 import time
 from typing import Any, Mapping
 
-from proofgym.core import bounded_json
+from proofgym.core import bounded_json, redact_url
 from proofgym.evaluation._config import EvalSection
 from proofgym.evaluation._errors import EvalError
 from proofgym.evaluation._report import SeedResult
@@ -42,6 +42,7 @@ class TaskAppClient:
         assert section.task_app_url is not None
         self.section = section
         self.url = section.task_app_url.rstrip("/")
+        self.shown_url = redact_url(self.url)  # what messages say: never a credential the URL carries
         key = task_app_key(section)
         read = None if section.max_time_s is None else section.max_time_s + 60.0
         self._client = httpx.AsyncClient(
@@ -61,12 +62,12 @@ class TaskAppClient:
         try:
             response = await self._client.get("/info")
         except self._errors as exc:
-            raise EvalError(f"eval.task_app_url: cannot reach the task app at {self.url}: {exc}") from None
+            raise EvalError(f"eval.task_app_url: cannot reach the task app at {self.shown_url}: {exc}") from None
         if response.status_code == 401:
-            raise EvalError(f"the task app at {self.url} refused the API key (401): set ENVIRONMENT_API_KEY, or "
+            raise EvalError(f"the task app at {self.shown_url} refused the API key (401): set ENVIRONMENT_API_KEY, or "
                             "name the variable holding it in eval.api_key_env")
         if response.status_code != 200:
-            raise EvalError(f"the task app at {self.url} answered GET /info with {response.status_code}: "
+            raise EvalError(f"the task app at {self.shown_url} answered GET /info with {response.status_code}: "
                             f"{response.text[:_DETAIL_CHARS]}")
         return response.json()
 

@@ -10,6 +10,7 @@ from dataclasses import replace
 from typing import Any, Callable
 
 from proofgym.config import ConfigError
+from proofgym.core import redact_url
 from proofgym.envs import env_names, make
 from proofgym.evaluation._config import EvalConfig, EvalSection
 from proofgym.evaluation._errors import EvalError
@@ -70,9 +71,9 @@ async def _run(section: EvalSection, run_id: str, env_name: str, rollout: Callab
 async def _run_seeds(section: EvalSection, store: TraceStore, run_id: str, env_name: str,
                      rollout: Callable[[int], Any], on_result: OnResult | None) -> EvalReport:
     report = EvalReport(run_id=run_id, env_name=env_name, policy_name=section.resolved_policy_name,
-                        model=section.policy_options().get("model"), task_app_url=section.task_app_url,
+                        model=section.policy_options().get("model"), task_app_url=redact_url(section.task_app_url),
                         traces=store.url, app_id=section.app_id)
-    store.start_run(run_id, kind="eval", env_name=env_name, config=section.model_dump(mode="json"))
+    store.start_run(run_id, kind="eval", env_name=env_name, config=_redacted(section.model_dump(mode="json")))
     slots = asyncio.Semaphore(section.concurrency)
     by_seed: dict[int, SeedResult] = {}
     started = time.monotonic()
@@ -160,3 +161,13 @@ def _build_policy(section: EvalSection, env_name: str) -> Any:
     except (ConfigError, ValueError, TypeError) as exc:
         raise EvalError(f"eval.policy_config: {exc}") from None
 
+
+
+def _redacted(value: Any) -> Any:
+    """The eval config as the trace store records it: every URL in it through :func:`redact_url`, so a
+    credential in an ``inference_url`` or ``task_app_url`` is never stored."""
+    if isinstance(value, dict):
+        return {key: _redacted(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_redacted(item) for item in value]
+    return redact_url(value) if isinstance(value, str) and "://" in value else value
