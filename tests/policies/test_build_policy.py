@@ -59,3 +59,19 @@ def test_the_api_key_comes_from_the_named_environment_variable(server, monkeypat
     server.script(Reply(payload("openai_tool_call_compile")))
     act(build_policy("openai", config))
     assert server.requests[0].headers["authorization"] == "Bearer sk-from-env"
+
+
+@pytest.mark.parametrize("config, key", [
+    ({"max_tokens": True}, "max_tokens"), ({"temperature": True}, "temperature"), ({"max_retries": "3"}, "max_retries"),
+])
+def test_policy_configs_are_strict(config, key):
+    with pytest.raises(ConfigError, match=rf"policy 'openai': invalid config: {key}: Input should be a valid"):
+        build_policy("openai", {"model": "m", "inference_url": "http://127.0.0.1:1/v1", **config})
+
+
+def test_a_credential_in_the_inference_url_is_never_shown():
+    policy = build_policy("openai", {"model": "m", "inference_url": "http://user:hunter2@127.0.0.1:1/v1?cid=c1"})
+    assert "hunter2" not in repr(policy) and "***@127.0.0.1:1" in repr(policy) and "cid=c1" in repr(policy)
+    with pytest.raises(ConfigError) as info:
+        build_policy("openai", {"model": "m", "inference_url": "ftp://user:hunter2@host/v1"})
+    assert "hunter2" not in str(info.value) and "ftp://***@host/v1" in str(info.value)

@@ -313,9 +313,10 @@ def _plain_text(action: Any) -> str | None:
 
 def make_rulebook_env(domain: str, *, reward_function: RewardFunction | None = None,
                       **config: Any) -> RulebookEnv:
-    """``make(domain, **config)``: the config's fields as keyword arguments, plus ``reward_function``."""
+    """``make(domain, **config)``: the config's fields as keyword arguments, plus ``reward_function``; validated
+    strictly (``max_turns=True`` is not a number)."""
     try:
-        validated = RulebookEnvConfig(**config)
+        validated = RulebookEnvConfig.model_validate(config, strict=True)
     except ValidationError as exc:
         problems = "; ".join(describe_validation_error(error) for error in exc.errors())
         raise ConfigError(f"environment {domain!r}: invalid config: {problems} "

@@ -116,7 +116,7 @@ def policy_names() -> list[str]:
 
 def build_policy(name: str, config: Mapping[str, Any] | None = None) -> Policy:
     """A policy by ``name`` (``openai`` / ``vllm`` / ``openai-chat``, ``hf`` / ``local``, ``scripted``,
-    ``oracle``), built from ``config`` validated strictly: :class:`~proofgym.config.ConfigError`
+    ``oracle``), built from ``config`` validated strictly (types too): :class:`~proofgym.config.ConfigError`
     names an unknown policy, every unknown or invalid key, or a missing API key variable."""
     kind = _ALIASES.get(name, name)
     if kind not in _KINDS:
@@ -129,7 +129,7 @@ def build_policy(name: str, config: Mapping[str, Any] | None = None) -> Policy:
                           "set api_key_env to the name of an environment variable holding the key")
     model, build = _KINDS[kind]
     try:
-        validated = model.model_validate(data)
+        validated = model.model_validate(data, strict=True)  # true is not a number, "3" not an integer
     except ValidationError as exc:
         problems = "; ".join(describe_validation_error(error) for error in exc.errors())
         raise ConfigError(f"policy {name!r}: invalid config: {problems}") from None

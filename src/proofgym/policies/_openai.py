@@ -14,6 +14,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 import httpx
 
+from proofgym.core import redact_url
 from proofgym.policies._protocol import PolicyReply, PolicyRequest
 from proofgym.policies._text_calls import message_text, read_text_action, with_tool_instructions
 from proofgym.traces import LMCallEvent
@@ -38,7 +39,7 @@ def chat_completions_url(inference_url: str) -> str:
         raise ValueError(f"inference_url must be an http(s) URL, got {inference_url!r}")
     parts = urlsplit(inference_url.strip())
     if parts.scheme not in ("http", "https") or not parts.netloc:
-        raise ValueError(f"inference_url must be an http(s) URL with a host, got {inference_url!r}")
+        raise ValueError(f"inference_url must be an http(s) URL with a host, got {redact_url(inference_url)!r}")
     path = parts.path.rstrip("/")
     if not path.endswith("/chat/completions"):
         path += "/chat/completions"
@@ -272,7 +273,7 @@ class OpenAIChatPolicy:
         return self._client
 
     def __repr__(self) -> str:
-        return f"OpenAIChatPolicy(model={self.model!r}, url={self.url!r}, tool_mode={self.tool_mode!r})"
+        return f"OpenAIChatPolicy(model={self.model!r}, url={redact_url(self.url)!r}, tool_mode={self.tool_mode!r})"
 
 
 def _read_reply(payload: Mapping[str, Any], request: PolicyRequest, calls: list[LMCallEvent]) -> PolicyReply:
