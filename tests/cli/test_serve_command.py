@@ -28,7 +28,7 @@ def test_a_non_loopback_address_without_a_key_is_refused(tmp_path):
 @pytest.mark.parametrize("args, message", [
     (["chess"], "unknown environment 'chess'"),
     (["verilog", "--env-config", '{"max_turns": 0}'], "max_turns"),
-    (["verilog", "--env-config", "{oops"], "--env-config: not a valid JSON object"),
+    (["verilog", "--env-config", "{oops"], "--env-config: line 1, column 2: not valid JSON"),
     (["verilog", "--env-config", "missing.yaml"], "neither a JSON object nor an existing file"),
     (["loan", "--policy", "gpt"], "unknown policy names"),
 ])
@@ -56,7 +56,7 @@ def test_env_config_from_json_yaml_and_toml_files(tmp_path):
 def test_env_config_must_be_an_object_without_secrets(tmp_path):
     (tmp_path / "list.json").write_text("[1]")
     (tmp_path / "secret.yaml").write_text("api_key: x\n")
-    with pytest.raises(ConfigError, match="expected an object"):
+    with pytest.raises(ConfigError, match="list.json: expected a mapping at the top level, got list"):
         load_env_config(str(tmp_path / "list.json"))
     with pytest.raises(ConfigError, match="secrets must not be stored"):
         load_env_config(str(tmp_path / "secret.yaml"))

@@ -15,6 +15,7 @@ from proofgym.config import ConfigError, load_run_config
 from proofgym.cli._completions import read_completions
 from proofgym.cli._eval import eval_command
 from proofgym.cli._demo import demo_command
+from proofgym.cli._errors import fail
 from proofgym.cli._rules import rules_app
 from proofgym.cli._serve import serve_command
 from proofgym.cli._traces import traces_app
@@ -31,7 +32,6 @@ app.command("train")(train_command)
 app.command("serve-reward")(serve_reward_command)
 app.command("demo")(demo_command)
 console = Console()
-errors = Console(stderr=True)
 
 _OUTCOME_STYLE = {"certified": "green", "refuted": "yellow", "invalid": "magenta", "format_error": "red"}
 _SHORT = {"format": "fmt", "certified": "cert", "correct": "corr", "grounded": "grnd", "graded": "grad",
@@ -65,8 +65,7 @@ def score(
         records = read_completions(completions)
         reward_fn = run.reward_function()
     except (ConfigError, ValueError) as exc:
-        errors.print(f"[red]error:[/red] {exc}", markup=True, highlight=False)
-        raise typer.Exit(2) from None
+        fail(exc)
     with reward_fn:
         items = reward_fn.score([r.prompt for r in records], [r.completion for r in records],
                                 [r.reference() for r in records])

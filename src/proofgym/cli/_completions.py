@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from proofgym.config import ConfigError
-from proofgym.core import describe_validation_error
+from proofgym.config import ConfigError, config_problems, problem_line
+from proofgym.formats import DocumentError, load_json
 
 Text = str | list[dict[str, Any]]
 
@@ -31,7 +30,9 @@ class CompletionRecord(BaseModel):
 
 
 def read_completions(path: str | Path) -> list[CompletionRecord]:
-    """Read and validate every line; errors name the file, the line and the key."""
+    """Read and validate every line, strictly (``"id": true`` is not an id); errors name the file, the line and
+    the key. Each line is read as every proofgym file is: a key given twice, nesting past 64 levels and
+    integers past 1000 digits are refused."""
     path = Path(path)
     if not path.is_file():
         raise ConfigError(f"{path}: completions file not found")
@@ -41,13 +42,14 @@ def read_completions(path: str | Path) -> list[CompletionRecord]:
             if not line.strip():
                 continue
             try:
-                data = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise ConfigError(f"{path}:{number}: not valid JSON: {exc.msg}") from None
+                data = load_json(line.rstrip("\r\n"))
+            except DocumentError as exc:
+                raise ConfigError(f"{path}:{number}: {exc.in_jsonl_line()}") from None
             try:
-                records.append(CompletionRecord.model_validate(data))
+                records.append(CompletionRecord.model_validate(data, strict=True))
             except ValidationError as exc:
-                raise ConfigError(f"{path}:{number}: {describe_validation_error(exc.errors()[0])}") from None
+                raise ConfigError(problem_line(f"{path}:{number}", config_problems(exc.errors())[0])) from None
     if not records:
         raise ConfigError(f"{path}: no completions found (expected one JSON object per line)")
     return records
+

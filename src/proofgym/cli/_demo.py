@@ -9,10 +9,10 @@ from typing import Optional
 import typer
 from rich.console import Console
 
+from proofgym.cli._errors import print_error
 from proofgym.training._demo import DEFAULT_STEPS
 
 console = Console()
-errors = Console(stderr=True)
 
 
 def demo_command(
@@ -39,7 +39,7 @@ def demo_command(
         from proofgym.training import DemoSettings, run_demo
         import torch  # noqa: F401  (the train extra: fail here with a clear message, not mid-run)
     except ImportError as exc:
-        errors.print(f"[red]error:[/red] the demo needs the train extra (pip install 'proofgym[train]'): {exc}")
+        print_error(f"the demo needs the train extra (pip install 'proofgym[train]'): {exc}")
         raise typer.Exit(2) from None
     settings = DemoSettings.quick() if quick else DemoSettings()
     if threads is not None:
@@ -47,5 +47,5 @@ def demo_command(
     try:
         run_demo(out, seed=seed, steps=steps, settings=settings, cache_dir=cache_dir, console=console)
     except OSError as exc:  # an output or cache folder that cannot be written
-        errors.print(f"[red]error:[/red] {exc}", markup=True, highlight=False)
+        print_error(exc)
         raise typer.Exit(2) from None

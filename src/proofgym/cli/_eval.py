@@ -4,17 +4,18 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, NoReturn, Optional
+from typing import Any, Optional
 
 import typer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from proofgym.cli._errors import fail, print_error
 from proofgym.config import ConfigError
+from proofgym.core import redact_url
 
 console = Console()
-errors = Console(stderr=True)
 
 _STATUS_STYLE = {"ok": "green", "error": "red", "timeout": "yellow", "cancelled": "magenta", "failed": "red"}
 
@@ -35,8 +36,8 @@ def eval_command(
     try:
         section = load_eval_config(config).eval
     except ConfigError as exc:
-        _fail(str(exc))
-    where = f"task app {section.task_app_url}" if section.task_app_url else "in-process"
+        fail(exc)
+    where = f"task app {redact_url(section.task_app_url)}" if section.task_app_url else "in-process"
     console.print(f"eval {section.app_id or config.stem}: {len(section.seeds)} seeds, concurrency "
                   f"{section.concurrency}, policy {section.resolved_policy_name}, {where}", highlight=False)
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
@@ -51,14 +52,14 @@ def eval_command(
             report = run_eval(section, on_result=show)
         except EvalError as exc:
             progress.stop()
-            _fail(str(exc))
+            fail(exc)
     _print_summary(report)
     if json_out is not None:
         json_out.parent.mkdir(parents=True, exist_ok=True)
         json_out.write_text(json.dumps(report.to_dict(), indent=2, allow_nan=False) + "\n", encoding="utf-8")
     if report.nothing_judged:
-        errors.print(f"[red]error:[/red] no rollout was judged: all {len(report.results)} are invalid "
-                     f"({_escape('; '.join(map(_headline, report.invalid_reasons())))})", highlight=False)
+        print_error(f"no rollout was judged: all {len(report.results)} are invalid "
+                    f"({'; '.join(map(_headline, report.invalid_reasons()))})")
     if report.failed or report.nothing_judged:
         raise typer.Exit(1)
 
@@ -115,6 +116,3 @@ def _escape(text: str) -> str:
     return text.replace("[", r"\[")
 
 
-def _fail(message: str) -> NoReturn:
-    errors.print(f"[red]error:[/red] {_escape(message)}", highlight=False)
-    raise typer.Exit(2)

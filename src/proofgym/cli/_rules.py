@@ -10,10 +10,11 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from proofgym.cli._errors import fail
+
 rules_app = typer.Typer(add_completion=False, no_args_is_help=True,
                         help="Validate rulebooks and query the embedded rule kernel.")
 console = Console()
-errors = Console(stderr=True)
 
 
 def _rulebook_path(rulebook: Optional[str], domain: Optional[str]) -> Path:
@@ -21,16 +22,14 @@ def _rulebook_path(rulebook: Optional[str], domain: Optional[str]) -> Path:
     from proofgym.domains import domain_names, get_domain
 
     if (rulebook is None) == (domain is None):
-        errors.print("[red]error:[/red] give a rulebook file or --domain NAME (one of them)")
-        raise typer.Exit(2)
+        fail("give a rulebook file or --domain NAME (one of them)")
     if domain is None and not Path(rulebook).exists() and rulebook in domain_names():
         domain = rulebook
     if domain is not None:
         try:
             return Path(get_domain(domain).rulebook_path)
-        except (KeyError, ValueError) as exc:
-            errors.print(f"[red]error:[/red] {exc}", highlight=False)
-            raise typer.Exit(2) from None
+        except KeyError as exc:
+            fail(exc.args[0])
     return Path(rulebook)
 
 
@@ -40,9 +39,8 @@ def _load(rulebook: Optional[str], domain: Optional[str]) -> Any:
     path = _rulebook_path(rulebook, domain)
     try:
         return load_rulebook(path)
-    except (RulebookError, OSError) as exc:
-        errors.print(f"[red]invalid rulebook[/red]\n{exc}", highlight=False, markup=True)
-        raise typer.Exit(1) from None
+    except RulebookError as exc:  # one line per problem, each naming the file, the fact or rule, and the key
+        fail(exc, code=1)
 
 
 @rules_app.command()
@@ -70,15 +68,17 @@ def query(
     from proofgym.rules import RuleKernel
     from proofgym.verifiers import verdict_from_report
 
+    from proofgym.formats import DocumentError, load_json
+
     book = _load(rulebook, domain)
     try:
-        data = json.loads(facts.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        errors.print(f"[red]error:[/red] {facts}: cannot read facts JSON: {exc}", highlight=False)
-        raise typer.Exit(2) from None
+        data = load_json(facts.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as exc:
+        fail(f"{facts}: cannot read the facts file: {exc}")
+    except DocumentError as exc:
+        fail(f"{facts}: {exc}")
     if not isinstance(data, dict):
-        errors.print(f"[red]error:[/red] {facts}: expected a JSON object of facts, got {type(data).__name__}")
-        raise typer.Exit(2)
+        fail(f"{facts}: expected a JSON object of facts, got {type(data).__name__}")
     report = RuleKernel(book).query(data)
     outcome = verdict_from_report(report).outcome.value
     if as_json:

@@ -2,44 +2,27 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
-from typing import Any, List, NoReturn, Optional
+from typing import Any, List, Optional
 
 import typer
-from rich.console import Console
 
-from proofgym.config import ConfigError, read_config_file
-
-errors = Console(stderr=True)
+from proofgym.cli._errors import fail
+from proofgym.config import ConfigError, parse_config_text, read_config_file
 
 
 def load_env_config(value: str) -> dict[str, Any]:
     """``--env-config``: a JSON object, or a ``.json`` / ``.yaml`` / ``.yml`` / ``.toml`` file holding one.
 
-    Raises ``ConfigError`` naming the option or the file and what was expected.
+    Read as every config file is (a key given twice, YAML aliases, deep nesting, huge integers and
+    secrets are refused); raises ``ConfigError`` naming the option or the file, the key and what was expected.
     """
     if value.lstrip().startswith("{"):
-        try:
-            data = json.loads(value)
-        except ValueError as exc:
-            raise ConfigError(f"--env-config: not a valid JSON object: {exc}") from None
-        where = "--env-config"
-    else:
-        path = Path(value)
-        if not path.is_file():
-            raise ConfigError(f"--env-config: {value!r} is neither a JSON object nor an existing file")
-        if path.suffix.lower() == ".json":
-            try:
-                data = json.loads(path.read_text(encoding="utf-8"))
-            except (OSError, UnicodeDecodeError, ValueError) as exc:
-                raise ConfigError(f"{path}: not a valid JSON file: {exc}") from None
-        else:
-            data = read_config_file(path)
-        where = str(path)
-    if not isinstance(data, dict):
-        raise ConfigError(f"{where}: expected an object of environment config keys, got {type(data).__name__}")
-    return data
+        return parse_config_text(value, syntax="json", source="--env-config")
+    path = Path(value)
+    if not path.is_file():
+        raise ConfigError(f"--env-config: {value!r} is neither a JSON object nor an existing file")
+    return read_config_file(path)
 
 
 def serve_command(
@@ -81,9 +64,6 @@ def serve_command(
               env_overrides=tuple(allow_env_override), policies=tuple(policies) or DEFAULT_POLICIES,
               workers=workers, log_level=log_level)
     except (ConfigError, ServeError) as exc:
-        _fail(str(exc))
+        fail(exc)
 
 
-def _fail(message: str) -> NoReturn:
-    errors.print(f"[red]error:[/red] {message}", highlight=False)
-    raise typer.Exit(2)

@@ -12,10 +12,10 @@ from rich.console import Console, Group
 from rich.live import Live
 from rich.table import Table
 
+from proofgym.cli._errors import fail
 from proofgym.config import ConfigError, load_run_config
 
 console = Console()
-errors = Console(stderr=True)
 
 # Columns of the live table: (metrics row key, header, format).
 _LIVE_COLUMNS = (
@@ -47,9 +47,9 @@ def train_command(
     try:
         run = load_run_config(config)
     except ConfigError as exc:
-        _fail(exc)
+        fail(exc)
     if run.train is None:
-        _fail(f"{config}: the run config has no train: section (model, dataset, grpo, ...)")
+        fail(f"{config}: the run config has no train: section (model, dataset, grpo, ...)")
     total = steps or run.train.grpo.steps
     rows: list[dict[str, Any]] = []
     status = {"phase": "starting"}
@@ -74,7 +74,7 @@ def train_command(
                 result = run_training(run, steps=steps, output_dir=output_dir, on_step=on_step, on_status=on_status)
                 live.update(_render(rows, total, "done"))
         except ConfigError as exc:
-            _fail(exc)
+            fail(exc)
     _print_heldout(result)
     console.print(f"metrics: {result.metrics_csv}")
     console.print(f"reward curve: {result.reward_curve}")
@@ -100,13 +100,13 @@ def serve_reward_command(
     from proofgym.integrations._openrlhf import reward_api_key, serve_reward
 
     if not math.isfinite(invalid_fill):
-        _fail("--invalid-fill must be a finite number")
+        fail("--invalid-fill must be a finite number")
     try:
         run = load_run_config(config)
         serve_reward(run, host=host, port=port, api_key=reward_api_key(), invalid_fill=invalid_fill,
                      max_body_bytes=max_body_bytes, log_level=log_level)
     except (ConfigError, ValueError) as exc:
-        _fail(exc)
+        fail(exc)
 
 
 def _render(rows: list[dict[str, Any]], total: int, phase: str) -> Group:
@@ -147,6 +147,3 @@ def _share(correct: int, n: int) -> str:
     return f"{correct / n:.1%}" if n else "-"
 
 
-def _fail(message: Any) -> None:
-    errors.print(f"[red]error:[/red] {message}", markup=True, highlight=False)
-    raise typer.Exit(2)

@@ -4,15 +4,16 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, NoReturn, Optional
+from typing import Any, Optional
 
 import typer
 from rich.console import Console
 
+from proofgym.cli._errors import fail
+
 verilog_app = typer.Typer(add_completion=False, no_args_is_help=True,
                           help="Judge Verilog designs against problem testbenches (sandboxed Icarus Verilog).")
 console = Console()
-errors = Console(stderr=True)
 
 _STYLE = {"certified": "green", "refuted": "yellow", "invalid": "magenta"}
 
@@ -34,16 +35,16 @@ def judge_command(
         target = get_problem(problem)
         source = design.read_text(encoding="utf-8")
     except KeyError as exc:
-        _fail(str(exc.args[0]))
+        fail(str(exc.args[0]))
     except (OSError, UnicodeDecodeError, ValueError) as exc:
-        _fail(str(exc))
+        fail(str(exc))
     settings: dict[str, Any] = {"allow_unsandboxed": allow_unsandboxed}
     if timeout is not None:
         settings["timeout_s"] = timeout
     try:
         config = JudgeConfig(**settings)
     except ValueError as exc:
-        _fail(str(exc))
+        fail(str(exc))
     verdict = judge(target, source, config=config)
     evidence = verdict.evidence
     summary = {
@@ -75,6 +76,3 @@ def judge_command(
                   f"{'' if evidence.get('sandboxed', True) else ' WITHOUT a sandbox'}", highlight=False)
 
 
-def _fail(message: str) -> NoReturn:
-    errors.print(f"[red]error:[/red] {message}", highlight=False)
-    raise typer.Exit(2)

@@ -1,0 +1,28 @@
+"""How the command line reports an error: each problem on one line of stderr, ``error: <problem>``.
+
+Lines are never wrapped (a terminal or a log shows them whole, and a pipe can grep them) and the text is
+shown as written, so a key path such as ``[eval]`` or ``rules[0]`` is not taken for markup. Problems
+name their file, key and what was expected; the message itself is the caller's.
+"""
+
+from __future__ import annotations
+
+from typing import Any, NoReturn
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+
+_stderr = Console(stderr=True)
+
+
+def print_error(message: Any) -> None:
+    """Print ``message`` (an exception or text) to stderr, one ``error:`` line per line of it."""
+    for line in str(message).splitlines() or [""]:
+        _stderr.print(f"[red]error:[/red] {escape(line)}", highlight=False, soft_wrap=True)
+
+
+def fail(message: Any, code: int = 2) -> NoReturn:
+    """:func:`print_error`, then exit with ``code`` (2: a usage or config error)."""
+    print_error(message)
+    raise typer.Exit(code)
