@@ -49,7 +49,7 @@ def test_a_jsonl_file_is_read_with_errors_naming_file_and_line(tmp_path):
                     + json.dumps({"prompt": [{"role": "user", "content": "hi"}]}) + "\n")
     assert [row.get("gold") for row in read_rows(good)] == ["deny", None]
     cases = {
-        "{nope": "bad.jsonl:1: not valid JSON",
+        "{nope": "bad.jsonl:1: column 2: not valid JSON",
         "[1]": "bad.jsonl:1: expected a JSON object",
         json.dumps({"prompt": ""}): "bad.jsonl:1: 'prompt' must be a non-empty string or a list of chat messages",
         json.dumps({"prompt": "x", "source_facts": [1]}): "bad.jsonl:1: 'source_facts' must be an object",

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from proofgym.config import ConfigError, RunConfig, TrainConfig
+from proofgym.formats import DocumentError, load_json
 from proofgym.integrations._trl import build_grpo_trainer, prepare_tokenizer, trl_reward_function
 
 # TRL log keys -> the per-step columns of metrics.csv.
@@ -255,9 +256,9 @@ def read_rows(path: str | Path) -> list[dict[str, Any]]:
             if not line.strip():
                 continue
             try:
-                row = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise ConfigError(f"{path}:{number}: not valid JSON ({exc.msg})") from None
+                row = load_json(line.rstrip("\r\n"))  # a key given twice, deep nesting, huge integers refused
+            except DocumentError as exc:
+                raise ConfigError(f"{path}:{number}: {exc.in_jsonl_line()}") from None
             if not isinstance(row, dict):
                 raise ConfigError(f"{path}:{number}: expected a JSON object, got {type(row).__name__}")
             prompt = row.get("prompt")
