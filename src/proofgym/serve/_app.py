@@ -16,7 +16,7 @@ from pydantic import BaseModel, ValidationError
 
 import proofgym
 from proofgym.config import ConfigError
-from proofgym.core import model_text
+from proofgym.core import model_text, redact_url
 from proofgym.envs import env_names
 from proofgym.policies import (
     HFPolicyConfig,
@@ -236,7 +236,8 @@ def create_app(
                     max_time_s=min(max_time_s, request.safety.max_time_s or max_time_s),
                     run_id=request.run_id, session_id=uuid.uuid4().hex, correlation_id=cid,
                     metadata={"mode": request.mode, "policy_name": request.policy.policy_name,
-                              "inference_url": request.policy.config.inference_url, "source": "proofgym serve"},
+                              "inference_url": redact_url(request.policy.config.inference_url),
+                              "source": "proofgym serve"},
                     on_finish=finished.append)
             except asyncio.CancelledError:
                 if finished:
