@@ -60,3 +60,18 @@ def test_a_large_body_within_the_limits_is_checked_quickly():
     started = time.perf_counter()
     assert json_limit_problem(body) is None
     assert time.perf_counter() - started < 2.0
+
+
+@pytest.mark.parametrize("before", ['\\"', "\\\\", '\\\\\\"', "\\n\\u0022"])
+def test_escapes_in_strings_are_read_as_json_reads_them(before):
+    inside = '{"s": "' + before + "[" * 100 + '"}'  # the brackets are in the string, whatever the escapes before
+    assert json.loads(inside) and json_limit_problem(inside) is None
+    after = '{"s": "' + before + '", "t": ' + nested(100) + "}"  # the string ends: the brackets are outside
+    assert json.loads(after) and json_limit_problem(after).path[:1] == ("t",)
+
+
+def test_has_digit_run_bounds_long_integers_cheaply():
+    from proofgym.core._json_limits import has_digit_run
+
+    assert has_digit_run(b'{"x": "' + b"1" * 11 + b'"}', 10) and has_digit_run(b"1" * 11, 10)
+    assert not has_digit_run(b"1" * 10 + b"." + b"1" * 10, 10) and not has_digit_run(b"12", 1000)
