@@ -8,7 +8,7 @@ import pytest
 
 import proofgym.serve._app as app_module
 from proofgym.serve import RolloutRequest
-from proofgym.serve._response import build_response, encode_response
+from proofgym.serve._response import build_response, response_body
 from proofgym.traces import EnvEvent, OutcomeReward, SessionTrace, StepTrace
 
 from ._support import rollout_body, write_file
@@ -40,13 +40,16 @@ def hostile_session() -> SessionTrace:
                         outcome_reward=OutcomeReward(total=0.5, steps=1, annotation=hostile))
 
 
+def body_for(session, trace_format="full", **hostile):
+    request = RolloutRequest.model_validate({"run_id": "r1", "record": {"return_trace": True}})
+    return response_body(request, session, env_name="grant_eligibility", policy_id=session.policy_id,
+                         outcome_score=None, verdict={"why": HOSTILE_TEXT, "score": float("nan"), **hostile},
+                         invalid_reason=HOSTILE_TEXT, correlation_id=None, trace_format=trace_format)
+
+
 @pytest.mark.parametrize("trace_format", [None, "compact", "full"])
 def test_a_response_encodes_whatever_the_trajectory_holds(trace_format):
-    request = RolloutRequest.model_validate({"run_id": "r1", "record": {"return_trace": True}})
-    response = build_response(request, hostile_session(), env_name="grant_eligibility", policy_id=HOSTILE_TEXT,
-                              outcome_score=None, verdict={"why": HOSTILE_TEXT, "score": float("nan")},
-                              invalid_reason=HOSTILE_TEXT, correlation_id=None, trace_format=trace_format)
-    data = strict_json(encode_response(response))
+    data = strict_json(body_for(hostile_session(), trace_format))
     step = data["trajectories"][0]["steps"][0]
     cleaned = "lone \ufffd and \ufffd, NUL \ufffd, escape \x1b[0m"
     assert step["obs"]["text"] == cleaned and data["error"] == cleaned and data["pipeline_metadata"]["policy_id"]
@@ -54,6 +57,26 @@ def test_a_response_encodes_whatever_the_trajectory_holds(trace_format):
     assert "digits" in step["info"]["huge"] and "deeper than the limit" in json.dumps(step["obs"]["data"]["deep"])
     assert data["trajectories"][0]["final"]["verdict"] == {"why": cleaned, "score": "nan"}
     assert (data["trace"] is None) == (trace_format is None)
+
+
+@pytest.mark.parametrize("value", [pytest.param(value, id=name) for name, value in [
+    ("surrogate", "\udc00"), ("digits", -(10**5000)), ("deep", deep(200)), ("object", object()), ("int key", {7: 1}),
+    ("bytes", b"\xff")]])
+def test_each_value_no_client_could_read_is_bounded_on_its_own(value):
+    session = SessionTrace(session_id="s1", run_id="r1", env_name="grant_eligibility", policy_id="p",
+                           steps=[StepTrace(index=0, observation={"text": "t"}, info={"v": value})])
+    data = strict_json(body_for(session, None))
+    assert data["trajectories"][0]["steps"][0]["info"]["v"] != value
+
+
+def test_a_clean_response_is_pydantics_encoding_of_the_session_as_it_is():
+    session = SessionTrace(session_id="s1", run_id="r1", env_name="grant_eligibility", policy_id="p",
+                           steps=[StepTrace(index=0, observation={"text": "t \x00", "n": 10**900}, info={"v": [1]})])
+    request = RolloutRequest.model_validate({"run_id": "r1"})
+    details = dict(env_name="grant_eligibility", policy_id="p", outcome_score=1.0, verdict={"ok": True},
+                   invalid_reason=None, correlation_id=None, trace_format="full")
+    unbounded = build_response(request, session, bound=False, **details).model_dump_json().encode()
+    assert response_body(request, session, **details) == unbounded
 
 
 @pytest.mark.parametrize("env_name, actions", [
@@ -82,7 +105,7 @@ def test_a_response_that_cannot_be_built_is_a_clear_500_after_the_session_is_sto
     def broken(*args, **kwargs):
         raise RuntimeError("a response builder bug")
 
-    monkeypatch.setattr(app_module, "build_response", broken)
+    monkeypatch.setattr(app_module, "response_body", broken)
     body = rollout_body(policy_name="scripted", policy_config={"actions": ["permit"]})
     response = make_client().post("/rollout", json=body)
     assert response.status_code == 500

@@ -38,7 +38,7 @@ from proofgym.serve._json import SafeJSONResponse
 from proofgym.serve._models import UNSET_WHEN_NULL, HealthResponse, RolloutRequest, RolloutResponse
 from proofgym.serve._openapi import error_responses, publish, require_key, rollout_contract
 from proofgym.serve._recorder import TraceRecorder
-from proofgym.serve._response import build_response, encode_response, task_id
+from proofgym.serve._response import response_body, task_id
 from proofgym.serve._signals import SignalDrain
 from proofgym.traces import TraceStore, TraceStoreError
 
@@ -270,15 +270,15 @@ def create_app(
 def _answer(request: RolloutRequest, result: RolloutResult, *, env_name: str, policy: Policy,
             correlation_id: str | None, trace_format: Any) -> bytes | None:
     """The encoded response to a finished rollout, or ``None`` (logged) when it cannot be built. Bounded
-    as it is (:func:`build_response`), it always can: ``None`` is a last resort, answered with a 500."""
+    when it must be (:func:`~proofgym.serve._response.response_body`), it always can: ``None`` is a last
+    resort, answered with a 500."""
     session = result.session
     try:
-        response = build_response(request, session, env_name=env_name,
-                                  policy_id=request.policy.policy_id or session.policy_id or str(policy.policy_id),
-                                  outcome_score=result.outcome_score, verdict=result.verdict,
-                                  invalid_reason=result.invalid_reason, correlation_id=correlation_id,
-                                  trace_format=trace_format)
-        return encode_response(response)
+        return response_body(request, session, env_name=env_name,
+                             policy_id=request.policy.policy_id or session.policy_id or str(policy.policy_id),
+                             outcome_score=result.outcome_score, verdict=result.verdict,
+                             invalid_reason=result.invalid_reason, correlation_id=correlation_id,
+                             trace_format=trace_format)
     except Exception:  # noqa: BLE001 - the rollout ran: it is stored and answered whatever failed here
         logger.exception("rollout %s ran, but its response could not be built", session.session_id)
         return None

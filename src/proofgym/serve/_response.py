@@ -1,18 +1,23 @@
 """A finished rollout as the task app's response: trajectory, metrics, pipeline metadata and trace.
 
 The response carries what the policy and the environment wrote (actions, observations, ``info``, the
-verdict, the trace), so every such value goes through :func:`~proofgym.core.bounded_json` and every such
-string through :func:`~proofgym.core.model_text`: the response can then always be encoded, whatever the
-trajectory holds (a lone surrogate, a NaN, data nested past any encoder's recursion, an object that is
-not JSON), and a rollout that was stored is also answered.
+verdict, the trace). :func:`response_body` encodes it as it is when that gives JSON every client reads (the
+common case: the rollout loop records under the one rule for untrusted data), and otherwise builds it again
+with every such value through :func:`~proofgym.core.bounded_json` and every such string through
+:func:`~proofgym.core.model_text`, which cannot fail: whatever the trajectory holds (a lone surrogate, a NaN,
+data nested past any encoder's recursion, an integer of 5,000 digits, an object that is not JSON), a rollout
+that was stored is also answered. (Bounding every response would cost a walk in Python over all of it, several
+times pydantic's encoding.)
 """
 
 from __future__ import annotations
 
 from dataclasses import asdict
-from typing import Any, Literal, Mapping
+from typing import Any, Callable, Literal, Mapping
 
 from proofgym.core import bounded_json, model_text
+from proofgym.core._json_limits import has_digit_run
+from proofgym.core._text import MAX_INT_DIGITS
 from proofgym.serve._json import json_bytes
 from proofgym.serve._models import (
     PipelineMetadata,
@@ -76,22 +81,24 @@ def compact_trace(session: SessionTrace) -> dict[str, Any]:
 def build_response(request: RolloutRequest, session: SessionTrace, *, env_name: str, policy_id: str,
                    outcome_score: float | None, verdict: Any, invalid_reason: str | None,
                    correlation_id: str | None,
-                   trace_format: Literal["compact", "full"] | None) -> RolloutResponse:
-    """The response to ``request`` for the finished ``session``, with every value the session holds bounded
-    (see the module docstring), so that encoding the response cannot fail.
+                   trace_format: Literal["compact", "full"] | None, bound: bool = True) -> RolloutResponse:
+    """The response to ``request`` for the finished ``session``. With ``bound`` (the default), every value and
+    string the session holds is bounded (see the module docstring), so that encoding the response cannot fail;
+    without, they are copied as they are.
 
     The inference URL is echoed exactly as the request sent it, in the trajectory, every step's
     ``info`` and the pipeline metadata, beside the correlation id.
     """
+    data, text = (bounded_json, _text) if bound else (_same, _same)
     url = request.policy.config.inference_url
     echo = {"inference_url": url, "trace_correlation_id": correlation_id}
-    steps = [_step(step, echo) for step in session.steps] if request.record.trajectories else []
+    steps = [_step(step, echo, data) for step in session.steps] if request.record.trajectories else []
     total = session.total_reward
     first = session.steps[0].observation if session.steps else None
-    error = _text(session.error)
-    invalid_reason = _text(invalid_reason)
-    policy_id = model_text(policy_id)
-    final = bounded_json({
+    error = text(session.error)
+    invalid_reason = text(invalid_reason)
+    policy_id = text(policy_id)
+    final = data({
         "observation": _final_observation(session.steps[-1]) if session.steps else None,
         "total_return": total,
         "outcome_score": outcome_score,
@@ -134,10 +141,25 @@ def build_response(request: RolloutRequest, session: SessionTrace, *, env_name: 
         ops_executed=2 * len(session.steps),
         status=session.status,
         error=error,
-        trace=None if trace is None else bounded_json(trace),
+        trace=None if trace is None else data(trace),
         trace_correlation_id=correlation_id,
         pipeline_metadata=metadata,
     )
+
+
+def response_body(request: RolloutRequest, session: SessionTrace, **details: Any) -> bytes:
+    """The JSON body answering ``request`` for ``session`` (``details``: :func:`build_response`'s keywords):
+    the session as it is when pydantic encodes it (it refuses lone surrogates, objects that are not JSON and
+    data nested past its own depth limit, and writes NaN as ``null``) without a run of more than 1000 digits
+    (an integer clients could not read: Python's refuses more than 4300), else built with every value bounded.
+    """
+    try:
+        body = build_response(request, session, bound=False, **details).model_dump_json().encode("utf-8")
+    except (ValueError, TypeError, RecursionError):  # pydantic's validation and serialization errors are ValueErrors
+        body = None
+    if body is not None and not has_digit_run(body, MAX_INT_DIGITS):
+        return body
+    return encode_response(build_response(request, session, **details))
 
 
 def encode_response(response: RolloutResponse) -> bytes:
@@ -149,15 +171,19 @@ def encode_response(response: RolloutResponse) -> bytes:
         return json_bytes(response.model_dump())
 
 
-def _step(step: StepTrace, echo: Mapping[str, Any]) -> RolloutStep:
+def _step(step: StepTrace, echo: Mapping[str, Any], data: Callable[[Any], Any]) -> RolloutStep:
     observation = step.observation if isinstance(step.observation, Mapping) else {"text": step.observation}
-    return RolloutStep(obs=bounded_json(dict(observation)), tool_calls=bounded_json(tool_calls(step.action)),
+    return RolloutStep(obs=data(dict(observation)), tool_calls=data(tool_calls(step.action)),
                        reward=step.reward, done=step.done, truncated=step.truncated,
-                       info=bounded_json({**step.info, **echo}))
+                       info=data({**step.info, **echo}))
 
 
 def _text(value: str | None) -> str | None:
     return None if value is None else model_text(str(value))
+
+
+def _same(value: Any) -> Any:
+    return value
 
 
 def _final_observation(step: StepTrace) -> Any:
