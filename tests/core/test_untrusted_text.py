@@ -72,3 +72,20 @@ def test_what_cannot_be_encoded_is_described():
 def test_a_claim_with_any_text_hashes(facts, decision):
     claim = Claim(decision=decision, facts=facts, payload={"design": decision})
     assert claim.key() == hashlib.sha256(text_bytes(claim.canonical())).hexdigest()
+
+
+@settings(max_examples=300)
+@given(UNTRUSTED_JSON, st.integers(1, 70))
+def test_the_fast_check_and_the_walk_agree(value, max_depth):
+    """bounded_json decides in C code that most data is clean; where it says so, the walk changes nothing."""
+    from proofgym.core._text import _already_clean, _clean
+
+    if _already_clean(value, max_depth):
+        cleaned, changed = _clean(value, max_depth)
+        assert not changed or cleaned == value  # only tuples / key types differ, which every encoder takes
+
+
+def test_depth_is_bounded_on_the_fast_path_too():
+    for depth in (63, 64, 65, 100):
+        value = {"a": [nested(depth - 2), {"text": "[[[[[[ inside a string ]]]]]]" * 20}]}
+        assert (bounded_json(value) is value) == (depth <= MAX_DEPTH)

@@ -15,7 +15,9 @@ arguments, an ``info`` dict) and also bounds its depth and size, so any value ca
 
 from __future__ import annotations
 
+import json
 import math
+import re
 from typing import Any, Mapping
 
 REPLACEMENT = "\ufffd"
@@ -52,11 +54,63 @@ def bounded_json(value: Any, *, max_depth: int = MAX_DEPTH) -> Any:
     """``value`` as JSON-native data that every encoder accepts: strings (keys included) through
     :func:`model_text`; non-finite floats as their names (``"nan"``, ``"inf"``); integers beyond
     :data:`MAX_INT_DIGITS` digits, containers nested deeper than ``max_depth`` and anything that is not
-    JSON data (objects, bytes) as a short string saying what was there. Tuples become lists; mapping keys
-    become strings. Returns ``value`` itself (no copy) when it is already clean.
+    JSON data (objects, bytes) as a short string saying what was there. Returns ``value`` itself (no copy)
+    when it is already clean, which is decided by C code (the ``json`` encoder and a few string scans) in
+    the common case; only data that needs cleaning is walked in Python, and then tuples become lists and
+    mapping keys strings.
     """
+    if _already_clean(value, max_depth):
+        return value
     cleaned, _ = _clean(value, max_depth)
     return cleaned
+
+
+_FAST_ENCODE = json.JSONEncoder(ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode
+# A JSON string in the encoder's output (escapes included), and what is left once strings are gone.
+_JSON_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"')
+_LONG_DIGITS = re.compile(r"[0-9]{%d}" % (MAX_INT_DIGITS + 1))
+_INNERMOST_PAIR = re.compile(r"\[\]|\{\}")
+_KEEP_BRACKETS = {ord(char): None for char in ",:0123456789.-+eEtruefalsn \t\r\n"}
+
+
+def _already_clean(value: Any, max_depth: int) -> bool:
+    """Whether ``value`` passes as it is: the strict encoder takes it (JSON data, finite numbers, under
+    Python's recursion limit), its text is valid UTF-8 without NUL, no integer in it is too long, and it
+    nests at most ``max_depth`` levels."""
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return False  # a scalar is cleaned directly, as cheaply
+    try:
+        text = _FAST_ENCODE(value)
+    except (TypeError, ValueError, RecursionError):
+        return False
+    if "\\u0000" in text or not (text.isascii() or _utf8(text)):
+        return False
+    if len(text) > MAX_INT_DIGITS and _LONG_DIGITS.search(text):
+        return False
+    if text.count("[") + text.count("{") <= max_depth:
+        return True
+    return _depth(_JSON_STRING.sub("", text), max_depth) <= max_depth
+
+
+def _utf8(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _depth(text: str, limit: int) -> int:
+    """How deeply the brackets of JSON text without strings nest (``limit + 1`` meaning deeper than ``limit``):
+    innermost pairs removed, one level per pass of C code, at most ``limit + 1`` passes."""
+    brackets = text.translate(_KEEP_BRACKETS)
+    depth = 0
+    while brackets and depth <= limit:
+        shorter = _INNERMOST_PAIR.sub("", brackets)  # both kinds in one pass: one level, not two
+        if len(shorter) == len(brackets):
+            return limit + 1  # not what the encoder writes: let the walk decide
+        brackets, depth = shorter, depth + 1
+    return depth if not brackets else limit + 1
 
 
 def _clean(value: Any, depth_left: int) -> tuple[Any, bool]:
