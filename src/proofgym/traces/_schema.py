@@ -7,6 +7,8 @@ change a reader of the previous version could not read.
 
 from __future__ import annotations
 
+from typing import Any
+
 from sqlalchemy import (
     JSON,
     BigInteger,
@@ -21,6 +23,21 @@ from sqlalchemy import (
     Table,
     Text,
 )
+from sqlalchemy.ext.compiler import compiles
+
+
+class Payload(JSON):
+    """A JSON column. On SQLite it is declared ``JSON_TEXT``: a column declared ``JSON`` has numeric affinity,
+    so a payload that is a bare number went in as a number (an integer beyond 64 bits came back a float);
+    with text affinity every payload is kept as the JSON text written. Postgres keeps ``JSON``."""
+
+    cache_ok = True
+
+
+@compiles(Payload, "sqlite")
+def _payload_on_sqlite(type_: Payload, compiler: Any, **kw: Any) -> str:
+    return "JSON_TEXT"
+
 
 SCHEMA_VERSION = 1
 SCHEMA_NAME = "traces"
@@ -40,8 +57,8 @@ runs = Table(
     Column("kind", String, nullable=False),
     Column("env_name", String),
     Column("status", String, nullable=False),
-    Column("config", JSON, nullable=False),
-    Column("summary", JSON),
+    Column("config", Payload, nullable=False),
+    Column("summary", Payload),
     Column("started_at", Double, nullable=False),
     Column("ended_at", Double),
 )
@@ -61,7 +78,7 @@ sessions = Table(
     Column("n_steps", Integer, nullable=False),
     Column("total_reward", Double, nullable=False),
     Column("outcome_score", Double),
-    Column("metadata", JSON, nullable=False),
+    Column("metadata", Payload, nullable=False),
     Column("written_at", Double, nullable=False),
     Index("ix_sessions_run_id", "run_id"),
     Index("ix_sessions_env_name", "env_name"),
@@ -79,12 +96,12 @@ steps = Table(
     "steps", metadata,
     _session_fk(),
     Column("step_index", Integer, primary_key=True),
-    Column("observation", JSON),
-    Column("action", JSON),
+    Column("observation", Payload),
+    Column("action", Payload),
     Column("reward", Double, nullable=False),
     Column("done", Boolean, nullable=False),
     Column("truncated", Boolean, nullable=False),
-    Column("info", JSON, nullable=False),
+    Column("info", Payload, nullable=False),
 )
 
 lm_calls = Table(
@@ -93,8 +110,8 @@ lm_calls = Table(
     Column("step_index", Integer, primary_key=True),
     Column("position", Integer, primary_key=True),
     Column("model", String, nullable=False),
-    Column("request", JSON),
-    Column("response", JSON),
+    Column("request", Payload),
+    Column("response", Payload),
     Column("prompt_tokens", Integer),
     Column("completion_tokens", Integer),
     Column("latency_s", Double),
@@ -106,8 +123,8 @@ env_events = Table(
     _session_fk(),
     Column("step_index", Integer, primary_key=True),
     Column("tool", String),
-    Column("args", JSON),
-    Column("result", JSON),
+    Column("args", Payload),
+    Column("result", Payload),
     Column("reward", Double, nullable=False),
     Column("done", Boolean, nullable=False),
     Column("truncated", Boolean, nullable=False),
@@ -119,7 +136,7 @@ verifications = Table(
     Column("step_index", Integer, primary_key=True),
     Column("verifier", String, nullable=False),
     Column("outcome", String, nullable=False),
-    Column("verdict", JSON, nullable=False),
+    Column("verdict", Payload, nullable=False),
 )
 
 event_rewards = Table(
@@ -131,7 +148,7 @@ event_rewards = Table(
     Column("kind", String, nullable=False),
     Column("key", String),
     Column("source", String, nullable=False),
-    Column("annotation", JSON),
+    Column("annotation", Payload),
 )
 
 outcome_rewards = Table(
@@ -142,7 +159,7 @@ outcome_rewards = Table(
     Column("score", Double),
     Column("kind", String, nullable=False),
     Column("source", String, nullable=False),
-    Column("annotation", JSON),
+    Column("annotation", Payload),
 )
 
 # Insert order (parents first) and the child tables read back per session.
