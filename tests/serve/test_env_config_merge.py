@@ -1,7 +1,7 @@
 import pytest
 
 from proofgym.serve import create_app
-from proofgym.serve._envs import merge_env_config
+from proofgym.serve._envs import merge_env_config, same_json
 from proofgym.serve._errors import RequestError
 
 
@@ -12,6 +12,16 @@ def test_only_allowed_keys_change():
     with pytest.raises(RequestError) as exc_info:
         merge_env_config({"a": {"x": 1}}, {"a": {"x": 2}}, ["b"])
     assert exc_info.value.loc == ("env", "config", "a") and "keys a request may set: b" in exc_info.value.message
+
+
+def test_a_repeated_key_must_be_the_same_json_value():
+    # The published schema says "const": JSON's equality, where true is not 1 but 1.0 is 1.
+    assert merge_env_config({"a": 5, "b": [1, {"c": None}]}, {"a": 5.0, "b": [1.0, {"c": None}]}) == \
+        {"a": 5.0, "b": [1.0, {"c": None}]}
+    for base, sent in [(True, 1), (0, False), (None, 0), ("1", 1), ([1], [1, 1]), ({"x": 1}, {"x": 1, "y": 2})]:
+        assert not same_json(base, sent)
+        with pytest.raises(RequestError):
+            merge_env_config({"a": base}, {"a": sent})
 
 
 def test_an_invalid_app_config_is_refused_when_the_app_is_built(tmp_path):
