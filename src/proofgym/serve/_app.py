@@ -17,7 +17,7 @@ from pydantic import BaseModel, ValidationError
 import proofgym
 from proofgym.config import ConfigError
 from proofgym.core import model_text, redact_url
-from proofgym.envs import env_names
+from proofgym.envs import env_names, verification_cache_usage
 from proofgym.policies import (
     HFPolicyConfig,
     OpenAIPolicyConfig,
@@ -193,6 +193,8 @@ def create_app(
             "worker_pid": os.getpid(),  # which process answered (``--workers``)
             "rollouts": {"running": controller.running, "waiting": controller.waiting,
                          "started": controller.started, "finished": controller.finished},
+            # This worker's verdict caches (the rulebook environments share one per domain): bounded by memory.
+            "verification_cache": verification_cache_usage(),
         }
 
     @app.get("/task_info", responses=errors)
