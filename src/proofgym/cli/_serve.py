@@ -49,6 +49,15 @@ def serve_command(
                                                              "with its own --max-concurrency; on Linux, its own "
                                                              "socket)."),
     log_level: str = typer.Option("info", "--log-level", help="uvicorn log level."),
+    header_timeout_s: float = typer.Option(10.0, "--header-timeout-s", min=0.001,
+                                           help="Slow clients: a request's headers must be complete this long after "
+                                                "its connection opened or the previous response (else 408 and the "
+                                                "connection is closed)."),
+    body_timeout_s: float = typer.Option(30.0, "--body-timeout-s", min=0.001,
+                                         help="Slow clients: a request's body must have arrived this long after its "
+                                              "headers (else 408 and the connection is closed)."),
+    max_connections: int = typer.Option(256, "--max-connections", min=1,
+                                        help="Connections one worker holds at once; a request beyond them gets 503."),
 ) -> None:
     """Serve an environment as a task app: GET /health, /info, /task_info?seed=, POST /rollout.
 
@@ -62,7 +71,8 @@ def serve_command(
         serve(env, host=host, port=port, env_config=config, traces=traces, max_concurrency=max_concurrency,
               max_body_bytes=max_body_bytes, max_time_s=max_time_s, grace_s=grace_s,
               env_overrides=tuple(allow_env_override), policies=tuple(policies) or DEFAULT_POLICIES,
-              workers=workers, log_level=log_level)
+              workers=workers, log_level=log_level, header_timeout_s=header_timeout_s,
+              body_timeout_s=body_timeout_s, max_connections=max_connections)
     except (ConfigError, ServeError) as exc:
         fail(exc)
 

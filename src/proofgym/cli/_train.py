@@ -91,6 +91,15 @@ def serve_reward_command(
                                             "needs a number; extra_logs flags it)."),
     max_body_bytes: int = typer.Option(64 << 20, "--max-body-bytes", min=1, help="Largest request body accepted."),
     log_level: str = typer.Option("info", "--log-level", help="uvicorn log level."),
+    header_timeout_s: float = typer.Option(10.0, "--header-timeout-s", min=0.001,
+                                           help="Slow clients: a request's headers must be complete this long after "
+                                                "its connection opened or the previous response (else 408 and the "
+                                                "connection is closed)."),
+    body_timeout_s: float = typer.Option(60.0, "--body-timeout-s", min=0.001,
+                                         help="Slow clients: a request's body must have arrived this long after its "
+                                              "headers (else 408 and the connection is closed)."),
+    max_connections: int = typer.Option(64, "--max-connections", min=1,
+                                        help="Connections held at once; a request beyond them gets 503."),
 ) -> None:
     """Serve the reward path to OpenRLHF: POST /get_reward {query, prompts, labels} -> {rewards, scores, extra_logs}.
 
@@ -104,7 +113,8 @@ def serve_reward_command(
     try:
         run = load_run_config(config)
         serve_reward(run, host=host, port=port, api_key=reward_api_key(), invalid_fill=invalid_fill,
-                     max_body_bytes=max_body_bytes, log_level=log_level)
+                     max_body_bytes=max_body_bytes, log_level=log_level, header_timeout_s=header_timeout_s,
+                     body_timeout_s=body_timeout_s, max_connections=max_connections)
     except (ConfigError, ValueError) as exc:
         fail(exc)
 

@@ -44,6 +44,11 @@ from proofgym.rewards import Reference, RewardFunction
 
 DEFAULT_MAX_BODY_BYTES = 64 * 1024 * 1024
 DEFAULT_MAX_ITEMS = 16_384
+#: A body of up to 64 MiB must arrive within this (about 1.1 MB/s); headers within 10 s, as for the task app.
+DEFAULT_BODY_TIMEOUT_S = 60.0
+DEFAULT_HEADER_TIMEOUT_S = 10.0
+#: Connections held at once: 8x the 8 requests scored at once (OpenRLHF sends a few batches at a time).
+DEFAULT_MAX_CONNECTIONS = 64
 #: Environment variables read for the server's API key, first non-empty wins.
 API_KEY_ENV_VARS = ("PROOFGYM_API_KEY", "ENVIRONMENT_API_KEY")
 
@@ -129,11 +134,13 @@ def build_response(items: list[Any], *, invalid_fill: float) -> RewardResponse:
 
 def create_reward_app(source: Any, *, api_key: str | None = None, invalid_fill: float = 0.0,
                       max_body_bytes: int = DEFAULT_MAX_BODY_BYTES, max_items: int = DEFAULT_MAX_ITEMS,
-                      max_concurrent_requests: int = 8) -> Any:
+                      max_concurrent_requests: int = 8,
+                      body_timeout_s: float = DEFAULT_BODY_TIMEOUT_S) -> Any:
     """The FastAPI app serving ``source``'s reward path (a RunConfig, which the app owns and closes on
     shutdown, or a RewardFunction, which the caller closes).
 
-    ``api_key=None`` turns authentication off; :func:`serve_reward` only allows that on loopback.
+    ``api_key=None`` turns authentication off; :func:`serve_reward` only allows that on loopback. A body that
+    has not arrived ``body_timeout_s`` seconds after its headers gets 408 and its connection is closed.
     """
     from fastapi import FastAPI, Request
     from fastapi.responses import JSONResponse
@@ -213,20 +220,27 @@ def create_reward_app(source: Any, *, api_key: str | None = None, invalid_fill: 
     get_reward.__annotations__["request"] = Request  # this module's annotations are text; fastapi is imported here
     app.post("/get_reward", response_model=RewardResponse, responses=error_responses(keyed=api_key is not None))(
         get_reward)
-    return RequestGuard(app, api_key=api_key, max_body_bytes=max_body_bytes)
+    return RequestGuard(app, api_key=api_key, max_body_bytes=max_body_bytes, body_timeout_s=body_timeout_s)
 
 
 def serve_reward(source: Any, *, host: str = "127.0.0.1", port: int = 8001, api_key: str | None = None,
                  invalid_fill: float = 0.0, max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
-                 log_level: str = "info") -> None:
+                 log_level: str = "info", header_timeout_s: float = DEFAULT_HEADER_TIMEOUT_S,
+                 body_timeout_s: float = DEFAULT_BODY_TIMEOUT_S,
+                 max_connections: int = DEFAULT_MAX_CONNECTIONS) -> None:
     """Run the reward server with uvicorn until interrupted. Refuses (``ValueError``) to listen on a
-    non-loopback address without an API key."""
+    non-loopback address without an API key. Slow clients get 408 (headers not complete ``header_timeout_s``
+    seconds after the connection opened or the previous response, a body not arrived ``body_timeout_s`` after
+    its headers) and are disconnected; at most ``max_connections`` connections are held (beyond them: 503)."""
     import uvicorn
 
     from proofgym.serve import is_loopback
+    from proofgym.serve._timeouts import uvicorn_limits
 
     if api_key is None and not is_loopback(host):
         raise ValueError(f"refusing to serve on {host} without an API key: set PROOFGYM_API_KEY (or "
                          "ENVIRONMENT_API_KEY), or listen on 127.0.0.1")
-    app = create_reward_app(source, api_key=api_key, invalid_fill=invalid_fill, max_body_bytes=max_body_bytes)
-    uvicorn.run(app, host=host, port=port, log_level=log_level)
+    limits = uvicorn_limits(header_timeout_s=header_timeout_s, max_connections=max_connections)
+    app = create_reward_app(source, api_key=api_key, invalid_fill=invalid_fill, max_body_bytes=max_body_bytes,
+                            body_timeout_s=body_timeout_s)
+    uvicorn.run(app, host=host, port=port, log_level=log_level, **limits)

@@ -34,6 +34,7 @@ from proofgym.serve._correlation import correlation_id
 from proofgym.serve._envs import EnvProvider
 from proofgym.serve._errors import RequestError
 from proofgym.serve._guard import RequestGuard
+from proofgym.serve._timeouts import DEFAULT_BODY_TIMEOUT_S
 from proofgym.serve._json import SafeJSONResponse
 from proofgym.serve._models import UNSET_WHEN_NULL, HealthResponse, RolloutRequest, RolloutResponse
 from proofgym.serve._openapi import error_responses, publish, require_key, rollout_contract
@@ -70,6 +71,7 @@ def create_app(
     max_body_bytes: int = 4 << 20,
     max_time_s: float = 900.0,
     grace_s: float = 30.0,
+    body_timeout_s: float = DEFAULT_BODY_TIMEOUT_S,
     env_overrides: Collection[str] = (),
     policies: Collection[str] = DEFAULT_POLICIES,
     drain_on_signal: bool = False,
@@ -83,7 +85,8 @@ def create_app(
     :class:`~proofgym.traces.TraceStore` (left open) or a path / SQLAlchemy URL (opened and closed
     by the app; default ``traces/proofgym.db``): every rollout's session is committed to it before
     the response is sent. At most ``max_concurrency`` rollouts run at once (more wait their turn);
-    bodies above ``max_body_bytes`` are refused (413); a rollout runs at most ``max_time_s``
+    bodies above ``max_body_bytes`` are refused (413), as are bodies that have not arrived within
+    ``body_timeout_s`` seconds (408, and the connection is closed); a rollout runs at most ``max_time_s``
     seconds; ``policies`` are the policy names a request may use. On shutdown, running rollouts
     get ``grace_s`` seconds before they are cancelled (and recorded as such).
 
@@ -103,6 +106,8 @@ def create_app(
         raise ValueError(f"unknown environment {env_name!r}; expected one of {env_names()}")
     if not max_time_s > 0 or not grace_s >= 0:
         raise ValueError(f"max_time_s must be > 0 and grace_s >= 0, got {max_time_s} and {grace_s}")
+    if not body_timeout_s > 0:
+        raise ValueError(f"body_timeout_s must be > 0, got {body_timeout_s}")
     unknown = sorted(set(policies) - set(policy_names()))
     if unknown:
         raise ValueError(f"unknown policy names {unknown}; expected some of {policy_names()}")
@@ -111,7 +116,7 @@ def create_app(
     controller = RolloutController(max_concurrency)
     allowed_policies = sorted(policies)
     limits = {"max_concurrency": max_concurrency, "max_body_bytes": max_body_bytes, "max_time_s": max_time_s,
-              "grace_s": grace_s}
+              "grace_s": grace_s, "body_timeout_s": body_timeout_s}
     recorder = TraceRecorder(store, env_name=env_name, run_config={"app": "proofgym serve", **limits,
                                                                    "env_config": envs.base_config})
 
@@ -134,7 +139,7 @@ def create_app(
     app = FastAPI(title=f"proofgym task app: {env_name}", version=proofgym.__version__, lifespan=lifespan)
     app.state.controller = controller
     app.state.recorder = recorder
-    app.add_middleware(RequestGuard, api_key=key, max_body_bytes=max_body_bytes)
+    app.add_middleware(RequestGuard, api_key=key, max_body_bytes=max_body_bytes, body_timeout_s=body_timeout_s)
     publish(app, rollout_contract(env_name=env_name, policies={name: _POLICY_CONFIGS.get(name) for name in policies},
                                   base_env_config=envs.base_config, overridable=envs.overridable,
                                   server_only_keys=_SERVER_ONLY_POLICY_KEYS),
@@ -167,8 +172,8 @@ def create_app(
                                 status_code=500)
 
     @app.get("/health", response_model=HealthResponse,
-             responses=error_responses(keyed=False, extra={503: {"model": HealthResponse,
-                                                                 "description": "Draining for shutdown"}}))
+             responses=error_responses(keyed=False, extra={503: {
+                 "model": HealthResponse, "description": "Draining for shutdown, or at the connection limit"}}))
     async def health() -> JSONResponse:
         """Liveness, without authentication; 503 while the app drains for shutdown."""
         body = {"ok": not controller.draining, "env_name": env_name, "version": proofgym.__version__,

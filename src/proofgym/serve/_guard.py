@@ -33,15 +33,20 @@ _CHECKED_INLINE_BYTES = 1 << 20
 class RequestGuard:
     """ASGI middleware: 401 without the right key (except on ``open_paths``), 413 above ``max_body_bytes``,
     422 for a body nested more than ``max_depth`` levels deep or with an integer of more than 1000 digits
-    (its ``detail`` names the limit and the path, as FastAPI's 422 does).
+    (its ``detail`` names the limit and the path, as FastAPI's 422 does), 408 (and the connection closed) for
+    a body that has not arrived within ``body_timeout_s`` seconds (``None``: no limit).
 
     ``api_key=None`` turns authentication off (the server only allows that on a loopback address).
     """
 
     def __init__(self, app: ASGIApp, *, api_key: str | None, max_body_bytes: int,
-                 open_paths: Collection[str] = ("/health",), max_depth: int = MAX_DEPTH) -> None:
+                 open_paths: Collection[str] = ("/health",), max_depth: int = MAX_DEPTH,
+                 body_timeout_s: float | None = None) -> None:
         if max_body_bytes < 1 or max_depth < 1:
             raise ValueError(f"max_body_bytes and max_depth must be at least 1, got {max_body_bytes} and {max_depth}")
+        if body_timeout_s is not None and not body_timeout_s > 0:
+            raise ValueError(f"body_timeout_s must be > 0, got {body_timeout_s}")
+        self.body_timeout_s = body_timeout_s
         self.app = app
         self.api_key = api_key
         self.max_body_bytes = max_body_bytes
@@ -69,8 +74,13 @@ class RequestGuard:
                 return
         body, more, size = [], True, 0
         first: Message | None = None
+        deadline = None if self.body_timeout_s is None else asyncio.get_running_loop().time() + self.body_timeout_s
         while more:
-            message = await receive()
+            try:
+                message = await _before(deadline, receive())
+            except TimeoutError:  # a trickled body, or a Content-Length longer than what is sent
+                await _reply(send, 408, f"the request body did not arrive within {self.body_timeout_s:g} s")
+                return
             if message["type"] != "http.request":  # the client went away: let the app see it
                 first = message
                 break
@@ -107,10 +117,16 @@ class RequestGuard:
         return f"request body too large: {what} bytes, the limit is {self.max_body_bytes}"
 
 
+async def _before(deadline: float | None, receiving: Awaitable[Message]) -> Message:
+    if deadline is None:
+        return await receiving
+    return await asyncio.wait_for(receiving, max(0.0, deadline - asyncio.get_running_loop().time()))
+
+
 async def _reply(send: Send, status: int, detail: Any, extra: list[tuple[bytes, bytes]] = ()) -> None:
     body = json_bytes({"detail": detail})
     headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()), *extra]
-    if status == 413:
+    if status in (408, 413):
         headers.append((b"connection", b"close"))  # the rest of the body is never read
     await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": body})

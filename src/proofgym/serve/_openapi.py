@@ -54,6 +54,9 @@ def error_responses(*, keyed: bool, extra: Mapping[int, Mapping[str, Any]] | Non
     responses: dict[int | str, Any] = {status: {"model": ErrorResponse, "description": text}
                                        for status, text in _ERRORS.items() if keyed or status != 401}
     responses.update(extra or {})
+    # At the connection limit uvicorn itself answers, in plain text (see proofgym.serve._timeouts).
+    busy = responses[503]
+    busy["content"] = {**busy.get("content", {}), "text/plain": {"schema": {"type": "string"}}}
     return responses
 
 

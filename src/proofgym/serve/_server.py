@@ -12,6 +12,12 @@ from fastapi import FastAPI
 
 from proofgym.serve._app import DEFAULT_POLICIES, create_app
 from proofgym.serve._auth import API_KEY_ENV_VARS, api_key_from_env, is_loopback
+from proofgym.serve._timeouts import (
+    DEFAULT_BODY_TIMEOUT_S,
+    DEFAULT_HEADER_TIMEOUT_S,
+    DEFAULT_MAX_CONNECTIONS,
+    uvicorn_limits,
+)
 from proofgym.serve._workers import Supervisor, bind_sockets, reuse_port_available
 from proofgym.traces import DEFAULT_PATH, TraceStore
 
@@ -39,6 +45,9 @@ def serve(
     policies: Collection[str] = DEFAULT_POLICIES,
     workers: int = 1,
     log_level: str = "info",
+    header_timeout_s: float = DEFAULT_HEADER_TIMEOUT_S,
+    body_timeout_s: float = DEFAULT_BODY_TIMEOUT_S,
+    max_connections: int = DEFAULT_MAX_CONNECTIONS,
 ) -> None:
     """Serve environment ``env_name`` on ``host:port`` until interrupted (see :func:`create_app`).
 
@@ -50,7 +59,12 @@ def serve(
     to them), every app process first drains: it keeps answering, new rollouts get 503 and
     ``/health`` reports draining, running rollouts get ``grace_s`` seconds before they are
     cancelled; then it closes. A second signal to
-    an app process is handed to uvicorn at once (a second Ctrl+C forces the exit). Raises
+    an app process is handed to uvicorn at once (a second Ctrl+C forces the exit).
+
+    Slow clients (see :mod:`proofgym.serve._timeouts`): a request whose headers are not complete
+    ``header_timeout_s`` seconds after its connection opened (or after the previous response on it), or
+    whose body has not arrived ``body_timeout_s`` seconds after its headers, gets 408 and its connection
+    is closed; each worker holds at most ``max_connections`` connections (a request beyond them: 503). Raises
     :class:`ServeError` before binding anything when the app would be reachable from other
     machines without a key, or when the environment, its config or the trace store is unusable.
     """
@@ -69,7 +83,7 @@ def serve(
         "env_name": env_name, "env_config": dict(env_config or {}), "api_key": key, "store": str(source),
         "max_concurrency": max_concurrency, "max_body_bytes": max_body_bytes, "max_time_s": max_time_s,
         "grace_s": grace_s, "env_overrides": list(env_overrides), "policies": list(policies),
-        "drain_on_signal": True}
+        "body_timeout_s": body_timeout_s, "drain_on_signal": True}
     try:
         app = create_app(**settings)
     except ValueError as exc:
@@ -78,8 +92,12 @@ def serve(
         TraceStore(source).close()  # the app opens it again on start-up; fail here, with the reason, first
     except Exception as exc:  # noqa: BLE001 - any failure to open the store stops the start
         raise ServeError(f"cannot open the trace store {str(source)!r}: {exc}") from None
+    try:
+        limits = uvicorn_limits(header_timeout_s=header_timeout_s, max_connections=max_connections)
+    except ValueError as exc:
+        raise ServeError(str(exc)) from None
     options = {"host": host, "port": port, "log_level": log_level, "lifespan": "on", "access_log": False,
-               "timeout_graceful_shutdown": max(1.0, grace_s)}
+               "timeout_graceful_shutdown": max(1.0, grace_s), **limits}
     if workers == 1:
         uvicorn.Server(uvicorn.Config(app, **options)).run()
         return
