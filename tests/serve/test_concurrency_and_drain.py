@@ -2,6 +2,7 @@ import asyncio
 import contextlib
 import os
 import signal
+import time
 
 import httpx
 
@@ -66,7 +67,9 @@ def test_drain_finishes_quick_rollouts_cancels_stuck_ones_and_refuses_new_ones(t
                 quick_calls = [asyncio.create_task(client.post("/rollout", json=openai_body(quick, seed)))
                                for seed in range(3)]
                 stuck_call = asyncio.create_task(client.post("/rollout", json=openai_body(stuck, 9)))
-                await asyncio.sleep(0.1)
+                deadline = time.monotonic() + 30
+                while app.state.controller.started < 4 and time.monotonic() < deadline:
+                    await asyncio.sleep(0.01)  # every rollout admitted (a loaded machine takes longer than 0.1 s)
                 drain = asyncio.create_task(app.state.controller.drain(3.0))
                 await asyncio.sleep(0)
                 late = await client.post("/rollout", json=rollout_body())
