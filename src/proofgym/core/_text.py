@@ -68,7 +68,10 @@ def bounded_json(value: Any, *, max_depth: int = MAX_DEPTH) -> Any:
 _FAST_ENCODE = json.JSONEncoder(ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode
 # A JSON string in the encoder's output (escapes included), and what is left once strings are gone.
 _JSON_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"')
-_LONG_DIGITS = re.compile(r"[0-9]{%d}" % (MAX_INT_DIGITS + 1))
+# Digits as "1", everything else as " ": a run of MAX_INT_DIGITS + 1 ones is a number too long (a regex for it
+# restarts at every digit: 30 us on a 4 KB verdict; translate and find are one pass each).
+_DIGITS_TO_ONES = str.maketrans({chr(code): ("1" if chr(code).isdigit() and code < 128 else " ") for code in range(256)})
+_LONG_DIGIT_RUN = "1" * (MAX_INT_DIGITS + 1)
 _INNERMOST_PAIR = re.compile(r"\[\]|\{\}")
 _KEEP_BRACKETS = {ord(char): None for char in ",:0123456789.-+eEtruefalsn \t\r\n"}
 
@@ -85,7 +88,7 @@ def _already_clean(value: Any, max_depth: int) -> bool:
         return False
     if "\\u0000" in text or not (text.isascii() or _utf8(text)):
         return False
-    if len(text) > MAX_INT_DIGITS and _LONG_DIGITS.search(text):
+    if len(text) > MAX_INT_DIGITS and _LONG_DIGIT_RUN in text.translate(_DIGITS_TO_ONES):
         return False
     if text.count("[") + text.count("{") <= max_depth:
         return True

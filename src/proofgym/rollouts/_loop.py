@@ -133,7 +133,7 @@ async def run_rollout(
 
 async def _play(env: Environment, worker: _EnvWorker, policy: Policy, session: SessionTrace,
                 messages: list[dict[str, Any]], *, seed: int, max_turns: int | None) -> None:
-    observation: Observation = _clean_observation(await worker.call(env.reset, seed))
+    observation: Observation = await worker.call(env.reset, seed)
     tools: list[Mapping[str, Any]] = [dict(tool) for tool in env.tools]
     accepts_text = bool(getattr(env, "accepts_text", False))
     system = observation.data.get("system")
@@ -159,8 +159,10 @@ async def _play(env: Environment, worker: _EnvWorker, policy: Policy, session: S
             raise _PolicyUnavailable(f"policy {session.policy_id!r} unavailable on turn {turn}: {error}")
         action = _policy_action(reply.action) if reply.error is None else None
         result = await worker.call(env.step, action)
-        info = bounded_json(dict(result.info))
-        shown = _clean_observation(result.observation)
+        # What the environment returns is made from the cleaned action and its own data: not cleaned again
+        # (an environment that returns what no encoder takes is a bug of its own, refused by the trace store).
+        info = dict(result.info)
+        shown = result.observation
         if reply.error is not None:
             # The environment charged the turn; the agent is told what was wrong with its reply.
             error = model_text(str(reply.error))
@@ -177,7 +179,8 @@ async def _play(env: Environment, worker: _EnvWorker, policy: Policy, session: S
 
 def _step_trace(index: int, observation: Observation, action: Any, reward: float, done: bool, truncated: bool,
                 info: dict[str, Any], shown: Observation, lm_calls: list[LMCallEvent], env_name: str) -> StepTrace:
-    action = bounded_json(action)  # already clean unless the environment takes its own action objects
+    if not (action is None or isinstance(action, (str, int, float, bool, dict, list))):
+        action = bounded_json(action)  # an environment's own action object: recorded as its str
     tool, args = _tool_and_args(action, info)
     verdict = info.get("verdict")
     verification = None
@@ -313,14 +316,6 @@ def _decoded_arguments(text: str) -> Any:
     except (ValueError, RecursionError):  # not JSON, or nested past the decoder's recursion limit
         return text
     return bounded_json(value)
-
-
-def _clean_observation(observation: Observation) -> Observation:
-    """The environment's observation with its text and data under the one rule (they echo what the policy wrote)."""
-    text, data = model_text(observation.text), bounded_json(observation.data)
-    if text is observation.text and data is observation.data:
-        return observation
-    return Observation(text, data)
 
 
 def _clean_lm_call(call: LMCallEvent) -> LMCallEvent:
