@@ -398,7 +398,8 @@ def main() -> None:
                                   f"{throughput / (first or throughput):>7.2f}x / {min(concurrency, cores)}x")
                         if "baseline" in figures:
                             now, then = figures["this tree"], figures["baseline"]
-                            print(f"{'  this tree / baseline':<{width + 13}} overhead/step {_ratio(now, then, 'overhead_ms')}, "
+                            print(f"{'  this tree / baseline':<{width + 13}} "
+                                  f"overhead/step {_ratio(now, then, 'overhead_ms')}, "
                                   f"CPU overhead/step {_ratio(now, then, 'cpu_overhead_ms')}, "
                                   f"throughput {now['throughput'] / then['throughput']:.3f}x")
                 finally:

@@ -111,7 +111,8 @@ def test_a_qwen_tool_call_parsed_by_trl_runs_the_tool(grant):
     [call] = message["tool_calls"]
     env = grant.factory()
     env.reset(seed=7)
-    assert getattr(env, call["function"]["name"])(**call["function"]["arguments"]).startswith("Answer scored: certified")
+    answer = getattr(env, call["function"]["name"])(**call["function"]["arguments"])
+    assert answer.startswith("Answer scored: certified")
 
 
 def test_a_grpo_step_with_the_environment_factory_on_the_tiny_model(grant, tiny, tmp_path):

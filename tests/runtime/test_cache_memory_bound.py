@@ -38,7 +38,7 @@ def test_the_entry_bound_still_holds_when_bytes_allow_more():
 
 
 def test_the_estimate_is_within_a_factor_of_two_of_the_measured_memory():
-    """Real rulebook verdicts (the kernel's proofs), kept only by the cache: tracemalloc's count against the estimate."""
+    """Real rulebook verdicts (the kernel's proofs), kept only by the cache: tracemalloc's count vs the estimate."""
     reward_fn = default_run_config("grant_eligibility").reward_function()
     with reward_fn:
         runtime = reward_fn.runtime

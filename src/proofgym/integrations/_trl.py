@@ -253,7 +253,8 @@ def lora_config(train: TrainConfig | None) -> Any:
 
 def build_grpo_trainer(run_config: RunConfig, model: Any, dataset: Any, *, tokenizer: Any = None,
                        output_dir: str | None = None, reward_fn: TRLRewardFunction | RewardFunction | None = None,
-                       callbacks: Sequence[Any] = (), asynchronous: bool = False, extra_reward_funcs: Sequence[Any] = (),
+                       callbacks: Sequence[Any] = (), asynchronous: bool = False,
+                       extra_reward_funcs: Sequence[Any] = (),
                        environment_factory: Any = None, config_overrides: Mapping[str, Any] | None = None,
                        curriculum: Any = None) -> Any:
     """proofgym's ``GRPOTrainer`` (TRL's, see :mod:`proofgym.integrations._trl_trainer`) for ``run_config``'s
