@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from _judge import requires_judge
 from typer.testing import CliRunner
 
 from proofgym.cli import app
@@ -30,7 +31,7 @@ def _rulebook_lines(domain: str) -> list[str]:
             for n, bad in enumerate(("\ud800", "\x00", "\udc00\ud800", "\u2028\ufeff"))]
 
 
-@pytest.mark.parametrize("config", ["verilog", "grant_eligibility", "loan"])
+@pytest.mark.parametrize("config", [pytest.param("verilog", marks=requires_judge), "grant_eligibility", "loan"])
 def test_every_line_is_scored_and_nothing_raises(tmp_path, config):
     lines = _verilog_lines() if config == "verilog" else _rulebook_lines(config)
     completions = tmp_path / "completions.jsonl"

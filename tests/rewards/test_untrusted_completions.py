@@ -105,6 +105,7 @@ def _verilog_completions(text: str) -> tuple[str, list[str]]:
                         text, f"module TopModule; /* {text} */ endmodule"]
 
 
+@requires_judge
 def test_the_verilog_reward_scores_a_lone_surrogate_in_a_comment_like_the_gold_design():
     """The reproducer: a completion holding ``\\ud800``, even in a comment, raised out of the reward function."""
     problem_id, completions = _verilog_completions("\ud800 and \x00 and \udfff")
@@ -112,8 +113,7 @@ def test_the_verilog_reward_scores_a_lone_surrogate_in_a_comment_like_the_gold_d
     with _verilog_reward_fn() as reward_fn:
         items = reward_fn.score([prompt] * len(completions), completions)
     assert len(items) == len(completions)
-    if items[0].outcome != "invalid":  # the judge is here: the commented design is the gold design
-        assert items[1].outcome == items[0].outcome == "certified"
+    assert items[1].outcome == items[0].outcome == "certified"  # the commented design is the gold design
 
 
 @requires_judge
