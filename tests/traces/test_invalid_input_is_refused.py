@@ -57,7 +57,7 @@ CASES = [
     ("started_at", math.nan, "finite number"),
     ("env_name", "", "non-empty string"),
     ("run_id", None, "a string"),
-    ("error", "bad\x00byte", "without NUL"),
+    ("policy_id", "bad\x00byte", "without NUL"),  # an id is kept as sent or refused; an error message is cleaned
     ("correlation_id", 7, "a string or None"),
     ("steps[0].verification", "certified", "a VerificationEvent"),
     ("steps[0].lm_calls", [{"model": "m"}], "a LMCallEvent"),

@@ -15,7 +15,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from proofgym.core import model_text
+from proofgym.core import bounded_json, model_text
 from proofgym.traces._errors import TraceValidationError
 from proofgym.traces._records import (
     EVENT_REWARD_KINDS,
@@ -135,12 +135,12 @@ class Fields:
             raise TraceValidationError(f"{self.prefix}{field} must be JSON-serializable, "
                                        f"without NaN or infinity ({str(exc)[:200]})") from None
         # ASCII-escaped, so the bytes always encode; but Postgres refuses a lone surrogate's or NUL's escape,
-        # and a reader would get back text that no encoder accepts. The rollout loop cleans what it records
-        # (proofgym.core.bounded_json); anything else writing traces must too.
+        # and a reader would get back text that no encoder accepts. Such text is model output (a completion
+        # with a NUL): it is stored under the one rule for untrusted text (proofgym.core.bounded_json, U+FFFD in
+        # place), as the rollout loop records it, so that no trace writer (a trainer's, the demo's) fails on it.
         suspect = "\\u0000" in text or ("\\ud" in text and _LONE_SURROGATE_ESCAPE.search(text))
         if suspect and _holds_unclean_text(value):
-            raise TraceValidationError(f"{self.prefix}{field} must hold valid Unicode text without NUL "
-                                       "(clean it with proofgym.core.bounded_json)")
+            text = dumps_json(bounded_json(value))
         return RawJSON(text)
 
     def items(self, field: str, value: Any, kind: type) -> Sequence[Any]:
@@ -150,6 +150,11 @@ class Fields:
             if not isinstance(item, kind):
                 raise self.fail(f"{field}[{position}]", f"a {kind.__name__}", item)
         return value
+
+
+def _free_text(f: Fields, field: str, value: Any) -> str | None:
+    """An error message (it may quote what a model wrote): stored under the one rule for untrusted text."""
+    return f.text(field, model_text(value) if isinstance(value, str) else value, optional=True)
 
 
 def _holds_unclean_text(value: Any) -> bool:
@@ -223,7 +228,7 @@ def encode_session(session: SessionTrace) -> EncodedSession:
         "seed": f.integer("seed", session.seed, optional=True),
         "policy_id": f.text("policy_id", session.policy_id, optional=True),
         "correlation_id": f.text("correlation_id", session.correlation_id, optional=True),
-        "status": session.status, "error": f.text("error", session.error, optional=True),
+        "status": session.status, "error": _free_text(f, "error", session.error),
         "started_at": f.number("started_at", session.started_at),
         "ended_at": f.number("ended_at", session.ended_at, optional=True),
         "n_steps": len(step_rows), "total_reward": total,
@@ -244,7 +249,7 @@ def _lm_call_row(f: Fields, at: str, sid: str, index: int, position: int, call: 
         "completion_tokens": f.integer(f"{at}.completion_tokens", call.completion_tokens, optional=True,
                                        nonnegative=True),
         "latency_s": f.number(f"{at}.latency_s", call.latency_s, optional=True, nonnegative=True),
-        "error": f.text(f"{at}.error", call.error, optional=True),
+        "error": _free_text(f, f"{at}.error", call.error),
     }
 
 
