@@ -60,3 +60,15 @@ def test_env_config_must_be_an_object_without_secrets(tmp_path):
         load_env_config(str(tmp_path / "list.json"))
     with pytest.raises(ConfigError, match="secrets must not be stored"):
         load_env_config(str(tmp_path / "secret.yaml"))
+
+
+def test_the_cli_slow_client_defaults_are_the_servers():
+    import inspect
+
+    from proofgym.cli._serve import serve_command
+    from proofgym.serve._timeouts import DEFAULT_BODY_TIMEOUT_S, DEFAULT_HEADER_TIMEOUT_S, DEFAULT_MAX_CONNECTIONS
+
+    defaults = {name: p.default.default for name, p in inspect.signature(serve_command).parameters.items()
+                if name in ("header_timeout_s", "body_timeout_s", "max_connections")}
+    assert defaults == {"header_timeout_s": DEFAULT_HEADER_TIMEOUT_S, "body_timeout_s": DEFAULT_BODY_TIMEOUT_S,
+                        "max_connections": DEFAULT_MAX_CONNECTIONS}

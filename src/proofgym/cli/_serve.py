@@ -8,6 +8,7 @@ from typing import Any, List, Optional
 import typer
 
 from proofgym.cli._errors import fail
+from proofgym.cli._slow_clients import body_timeout_option, header_timeout_option, max_connections_option
 from proofgym.config import ConfigError, parse_config_text, read_config_file
 
 
@@ -49,15 +50,9 @@ def serve_command(
                                                              "with its own --max-concurrency; on Linux, its own "
                                                              "socket)."),
     log_level: str = typer.Option("info", "--log-level", help="uvicorn log level."),
-    header_timeout_s: float = typer.Option(10.0, "--header-timeout-s", min=0.001,
-                                           help="Slow clients: a request's headers must be complete this long after "
-                                                "its connection opened or the previous response (else 408 and the "
-                                                "connection is closed)."),
-    body_timeout_s: float = typer.Option(30.0, "--body-timeout-s", min=0.001,
-                                         help="Slow clients: a request's body must have arrived this long after its "
-                                              "headers (else 408 and the connection is closed)."),
-    max_connections: int = typer.Option(256, "--max-connections", min=1,
-                                        help="Connections one worker holds at once; a request beyond them gets 503."),
+    header_timeout_s: float = header_timeout_option(),
+    body_timeout_s: float = body_timeout_option(30.0),
+    max_connections: int = max_connections_option(256, "one worker holds"),
 ) -> None:
     """Serve an environment as a task app: GET /health, /info, /task_info?seed=, POST /rollout.
 

@@ -13,6 +13,7 @@ from rich.live import Live
 from rich.table import Table
 
 from proofgym.cli._errors import fail
+from proofgym.cli._slow_clients import body_timeout_option, header_timeout_option, max_connections_option
 from proofgym.config import ConfigError, load_run_config
 
 console = Console()
@@ -91,15 +92,9 @@ def serve_reward_command(
                                             "needs a number; extra_logs flags it)."),
     max_body_bytes: int = typer.Option(64 << 20, "--max-body-bytes", min=1, help="Largest request body accepted."),
     log_level: str = typer.Option("info", "--log-level", help="uvicorn log level."),
-    header_timeout_s: float = typer.Option(10.0, "--header-timeout-s", min=0.001,
-                                           help="Slow clients: a request's headers must be complete this long after "
-                                                "its connection opened or the previous response (else 408 and the "
-                                                "connection is closed)."),
-    body_timeout_s: float = typer.Option(60.0, "--body-timeout-s", min=0.001,
-                                         help="Slow clients: a request's body must have arrived this long after its "
-                                              "headers (else 408 and the connection is closed)."),
-    max_connections: int = typer.Option(64, "--max-connections", min=1,
-                                        help="Connections held at once; a request beyond them gets 503."),
+    header_timeout_s: float = header_timeout_option(),
+    body_timeout_s: float = body_timeout_option(60.0),
+    max_connections: int = max_connections_option(64, "held"),
 ) -> None:
     """Serve the reward path to OpenRLHF: POST /get_reward {query, prompts, labels} -> {rewards, scores, extra_logs}.
 
