@@ -138,7 +138,7 @@ class Fields:
         # and a reader would get back text that no encoder accepts. Such text is model output (a completion
         # with a NUL): it is stored under the one rule for untrusted text (proofgym.core.bounded_json, U+FFFD in
         # place), as the rollout loop records it, so that no trace writer (a trainer's, the demo's) fails on it.
-        suspect = "\\u0000" in text or ("\\ud" in text and _LONE_SURROGATE_ESCAPE.search(text))
+        suspect = "\\u" in text and ("\\u0000" in text or ("\\ud" in text and _LONE_SURROGATE_ESCAPE.search(text)))
         if suspect and _holds_unclean_text(value):
             text = dumps_json(bounded_json(value))
         return RawJSON(text)
