@@ -36,7 +36,7 @@ import json
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
-from proofgym.core._text import MAX_DEPTH, MAX_INT_DIGITS
+from proofgym.core._limits import MAX_DEPTH, MAX_INT_DIGITS
 
 Path = tuple[str | int, ...]
 

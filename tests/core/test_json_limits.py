@@ -4,7 +4,7 @@ import time
 import pytest
 
 from proofgym.core import json_limit_problem
-from proofgym.core._text import MAX_DEPTH, MAX_INT_DIGITS
+from proofgym.core._limits import MAX_DEPTH, MAX_INT_DIGITS
 
 
 def nested(depth, open_="[", close="]"):
@@ -71,7 +71,7 @@ def test_escapes_in_strings_are_read_as_json_reads_them(before):
 
 
 def test_has_digit_run_bounds_long_integers_cheaply():
-    from proofgym.core._json_limits import has_digit_run
+    from proofgym.core._limits import has_digit_run
 
     assert has_digit_run(b'{"x": "' + b"1" * 11 + b'"}', 10) and has_digit_run(b"1" * 11, 10)
     assert not has_digit_run(b"1" * 10 + b"." + b"1" * 10, 10) and not has_digit_run(b"12", 1000)

@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from proofgym.core import Claim, bounded_json, model_text, text_bytes
-from proofgym.core._text import MAX_DEPTH
+from proofgym.core._limits import MAX_DEPTH
 
 
 @given(UNTRUSTED_TEXT)
@@ -89,3 +89,9 @@ def test_depth_is_bounded_on_the_fast_path_too():
     for depth in (63, 64, 65, 100):
         value = {"a": [nested(depth - 2), {"text": "[[[[[[ inside a string ]]]]]]" * 20}]}
         assert (bounded_json(value) is value) == (depth <= MAX_DEPTH)
+
+
+def test_the_integer_limit_is_exact():
+    """1,000 digits are kept, 1,001 described: decided by comparing with 10**1000, not from the bit length."""
+    assert bounded_json([10**1000 - 1, -(10**1000 - 1)]) == [10**1000 - 1, -(10**1000 - 1)]
+    assert bounded_json([10**1000])[0].startswith("<integer of about 1001 digits")

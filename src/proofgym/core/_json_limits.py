@@ -19,10 +19,10 @@ import json
 import re
 from dataclasses import dataclass
 from functools import lru_cache
-from itertools import accumulate
 from typing import Literal
 
-from proofgym.core._text import MAX_DEPTH, MAX_INT_DIGITS, model_text
+from proofgym.core._limits import MAX_DEPTH, MAX_INT_DIGITS, has_digit_run, nests_deeper_than, outside_strings
+from proofgym.core._text import model_text
 
 #: The deepest a path is followed to name a place; beyond it the problem is named by the start of the path.
 _PATH_SHOWN = 8
@@ -32,12 +32,6 @@ _MAX_TOKENS_LOCATED = 500_000
 # A JSON string (escapes included), matched in linear time: runs of ordinary bytes between escapes.
 _STRING = rb'"[^"\\]*(?:\\.[^"\\]*)*"'
 _OPEN = frozenset(b"[{")
-_DIGITS = bytes(ord("1") if byte in b"0123456789" else ord(" ") for byte in range(256))
-_BRACKETS = b"[]{}"
-_NOT_BRACKETS = bytes(byte for byte in range(256) if byte not in _BRACKETS)
-_STEP = [0] * 256
-_STEP[ord("[")] = _STEP[ord("{")] = 1
-_STEP[ord("]")] = _STEP[ord("}")] = -1
 
 
 @dataclass(frozen=True)
@@ -60,31 +54,14 @@ def json_limit_problem(text: bytes | str, *, max_depth: int = MAX_DEPTH,
     limits (the common case); only a text that breaks one is read token by token, to name the path.
     """
     data = text.encode("utf-8", "surrogatepass") if isinstance(text, str) else bytes(text)
-    # Both counts include strings: bounds, cheap to take, that most texts are within.
-    may_be_deep = data.count(b"[") + data.count(b"{") > max_depth
-    may_be_long = has_digit_run(data, max_int_digits)
-    if not may_be_deep and not may_be_long:
-        return None
-    outside = _outside_strings(data)
-    if may_be_deep:
-        steps = map(_STEP.__getitem__, outside.translate(None, _NOT_BRACKETS))
-        if max(accumulate(steps), default=0) > max_depth:
-            return _locate(data, max_depth, max_int_digits) or _too_deep((), max_depth)
-    if may_be_long and has_digit_run(outside, max_int_digits) and _long_integer(max_int_digits).search(outside):
-        return _locate(data, max_depth, max_int_digits) or _too_long((), None, max_int_digits)
+    if nests_deeper_than(data, max_depth):
+        return _locate(data, max_depth, max_int_digits) or _too_deep((), max_depth)
+    # The digit run counts strings too: a bound, cheap to take, that most texts are within.
+    if has_digit_run(data, max_int_digits):
+        outside = outside_strings(data)
+        if has_digit_run(outside, max_int_digits) and _long_integer(max_int_digits).search(outside):
+            return _locate(data, max_depth, max_int_digits) or _too_long((), None, max_int_digits)
     return None
-
-
-def has_digit_run(data: bytes, max_digits: int) -> bool:
-    """Whether ``data`` holds more than ``max_digits`` digits in a row anywhere, strings included: a fast bound
-    (a pass of C code) on whether it writes an integer past the limit."""
-    return len(data) > max_digits and b"1" * (max_digits + 1) in data.translate(_DIGITS)
-
-
-def _outside_strings(data: bytes) -> bytes:
-    """``data`` without its JSON strings: with escaped backslashes and quotes taken out, every quote left
-    opens or closes a string, so every other piece between quotes is outside them."""
-    return b"".join(data.replace(b"\\\\", b"").replace(b'\\"', b"").split(b'"')[::2])
 
 
 @lru_cache(maxsize=8)

@@ -17,17 +17,11 @@ from __future__ import annotations
 
 import json
 import math
-import re
 from typing import Any, Mapping
 
-REPLACEMENT = "\ufffd"
+from proofgym.core._limits import MAX_DEPTH, digits_past_limit, has_digit_run, nests_deeper_than
 
-#: Data nested deeper than this is kept as a short description instead (JSON encoders recurse).
-MAX_DEPTH = 64
-#: Integers with more digits than this are kept as a short description (Python refuses to print them).
-MAX_INT_DIGITS = 1000
-_DIGITS_PER_BIT = math.log10(2)
-_MAX_INT_BITS = int(MAX_INT_DIGITS / _DIGITS_PER_BIT)
+REPLACEMENT = "\ufffd"
 
 
 def model_text(text: str) -> str:
@@ -66,54 +60,19 @@ def bounded_json(value: Any, *, max_depth: int = MAX_DEPTH) -> Any:
 
 
 _FAST_ENCODE = json.JSONEncoder(ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode
-# A JSON string in the encoder's output (escapes included), and what is left once strings are gone.
-_JSON_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"')
-# Digits as "1", everything else as " ": a run of MAX_INT_DIGITS + 1 ones is a number too long (a regex for it
-# restarts at every digit: 30 us on a 4 KB verdict; translate and find are one pass each).
-_DIGITS_TO_ONES = str.maketrans({chr(code): ("1" if 48 <= code <= 57 else " ") for code in range(256)})
-_LONG_DIGIT_RUN = "1" * (MAX_INT_DIGITS + 1)
-_INNERMOST_PAIR = re.compile(r"\[\]|\{\}")
-_KEEP_BRACKETS = {ord(char): None for char in ",:0123456789.-+eEtruefalsn \t\r\n"}
 
 
 def _already_clean(value: Any, max_depth: int) -> bool:
     """Whether ``value`` passes as it is: the strict encoder takes it (JSON data, finite numbers, under
     Python's recursion limit), its text is valid UTF-8 without NUL, no integer in it is too long, and it
-    nests at most ``max_depth`` levels."""
+    nests at most ``max_depth`` levels (the tests of :mod:`proofgym.core._limits`, on the encoded bytes)."""
     if value is None or isinstance(value, (bool, int, float, str)):
         return False  # a scalar is cleaned directly, as cheaply
     try:
-        text = _FAST_ENCODE(value)
-    except (TypeError, ValueError, RecursionError):
+        data = _FAST_ENCODE(value).encode("utf-8")
+    except (TypeError, ValueError, RecursionError):  # UnicodeEncodeError (a lone surrogate) is a ValueError
         return False
-    if "\\u0000" in text or not (text.isascii() or _utf8(text)):
-        return False
-    if len(text) > MAX_INT_DIGITS and _LONG_DIGIT_RUN in text.translate(_DIGITS_TO_ONES):
-        return False
-    if text.count("[") + text.count("{") <= max_depth:
-        return True
-    return _depth(_JSON_STRING.sub("", text), max_depth) <= max_depth
-
-
-def _utf8(text: str) -> bool:
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
-
-
-def _depth(text: str, limit: int) -> int:
-    """How deeply the brackets of JSON text without strings nest (``limit + 1`` meaning deeper than ``limit``):
-    innermost pairs removed, one level per pass of C code, at most ``limit + 1`` passes."""
-    brackets = text.translate(_KEEP_BRACKETS)
-    depth = 0
-    while brackets and depth <= limit:
-        shorter = _INNERMOST_PAIR.sub("", brackets)  # both kinds in one pass: one level, not two
-        if len(shorter) == len(brackets):
-            return limit + 1  # not what the encoder writes: let the walk decide
-        brackets, depth = shorter, depth + 1
-    return depth if not brackets else limit + 1
+    return b"\\u0000" not in data and not has_digit_run(data) and not nests_deeper_than(data, max_depth)
 
 
 def _clean(value: Any, depth_left: int) -> tuple[Any, bool]:
@@ -124,8 +83,9 @@ def _clean(value: Any, depth_left: int) -> tuple[Any, bool]:
         cleaned = model_text(value)
         return cleaned, cleaned is not value
     if isinstance(value, int):
-        if value.bit_length() > _MAX_INT_BITS:
-            return f"<integer of about {int(value.bit_length() * _DIGITS_PER_BIT) + 1} digits>", True
+        digits = digits_past_limit(value)
+        if digits is not None:
+            return f"<integer of about {digits} digits>", True
         return (value, False) if type(value) is int else (int(value), True)
     if isinstance(value, float):
         if not math.isfinite(value):

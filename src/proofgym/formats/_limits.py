@@ -9,16 +9,12 @@ the task app holds request bodies to (:func:`proofgym.core.json_limit_problem`).
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 # MAX_DEPTH: mappings and lists nested deeper than this are refused (the top-level mapping is level 1).
 # MAX_INT_DIGITS: integers written with more digits than this are refused.
-from proofgym.core._text import MAX_DEPTH, MAX_INT_DIGITS
+from proofgym.core._limits import MAX_DEPTH, MAX_INT_DIGITS, digits_past_limit
 from proofgym.formats._errors import DocumentError
-
-# The largest integer of MAX_INT_DIGITS digits, in bits: a parsed integer beyond it (written in hex, say) is refused.
-_MAX_INT_BITS = math.ceil(MAX_INT_DIGITS / math.log10(2))
 
 
 class Refused:
@@ -50,8 +46,9 @@ def check_tree(data: Any, max_depth: int = MAX_DEPTH) -> None:
         value, path, depth = stack.pop()
         if isinstance(value, Refused):
             raise DocumentError(value.reason, path=path if value.key is None else (*path, value.key))
-        if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > _MAX_INT_BITS:
-            raise DocumentError(integer_too_long(int(value.bit_length() * math.log10(2)) + 1), path=path)
+        digits = digits_past_limit(value) if isinstance(value, int) and not isinstance(value, bool) else None
+        if digits is not None:  # a parsed integer past the limit (written in hex, say, or by a TOML parser)
+            raise DocumentError(integer_too_long(digits), path=path)
         if isinstance(value, (dict, list)):
             if depth >= max_depth:  # a TOML file's dotted keys, which tomllib nests without recursing
                 raise DocumentError(too_deep(max_depth), path=path)

@@ -16,8 +16,7 @@ from dataclasses import asdict
 from typing import Any, Callable, Literal, Mapping
 
 from proofgym.core import bounded_json, model_text
-from proofgym.core._json_limits import has_digit_run
-from proofgym.core._text import MAX_INT_DIGITS
+from proofgym.core._limits import MAX_INT_DIGITS, has_digit_run
 from proofgym.serve._json import json_bytes
 from proofgym.serve._models import (
     PipelineMetadata,
