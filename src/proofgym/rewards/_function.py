@@ -144,10 +144,8 @@ class RewardFunction:
         claims = [claim for _, claim in batch.parsed]
         try:
             verdicts = self.runtime.verify_many_sync(claims)
-        except Exception as exc:  # noqa: BLE001 - one bad item must not cost the batch: find it, item by item
-            if getattr(self.runtime, "closed", False):
-                raise
-            verdicts = [self._verify_alone(claim, exc) for claim in claims]
+        except Exception as exc:  # noqa: BLE001 - one bad item must not cost the batch
+            verdicts = self._verify_one_by_one(claims, exc)
         return self._finish(batch, verdicts)
 
     async def ascore(self, prompts: Sequence[Any] | None, completions: Sequence[Any],
@@ -156,15 +154,19 @@ class RewardFunction:
         claims = [claim for _, claim in batch.parsed]
         try:
             verdicts = await self.runtime.verify_many(claims)
-        except Exception as exc:  # noqa: BLE001 - as in score(), but the retries run off the event loop
-            if getattr(self.runtime, "closed", False):
-                raise
-            verdicts = await asyncio.to_thread(lambda: [self._verify_alone(claim, exc) for claim in claims])
+        except Exception as exc:  # noqa: BLE001 - as in score(), the retries off the event loop
+            verdicts = await asyncio.to_thread(self._verify_one_by_one, claims, exc)
         return self._finish(batch, verdicts)
 
+    def _verify_one_by_one(self, claims: list[Claim], batch_error: Exception) -> list[Verdict]:
+        """After the runtime raised ``batch_error`` for a whole batch: each claim verified on its own, ``invalid``
+        (crash) for those that raise again, so the items that did not cause the failure keep their rewards.
+        A closed runtime is the caller's mistake: its error is raised."""
+        if getattr(self.runtime, "closed", False):
+            raise batch_error
+        return [self._verify_alone(claim, batch_error) for claim in claims]
+
     def _verify_alone(self, claim: Claim, batch_error: Exception) -> Verdict:
-        """After the runtime raised for a whole batch: this claim verified on its own, or ``invalid`` (crash)
-        when it raises too, so the items that did not cause the failure keep their rewards."""
         try:
             return self.runtime.verify_many_sync([claim])[0]
         except Exception as exc:  # noqa: BLE001 - the runtime's failure on this item is an infrastructure one
