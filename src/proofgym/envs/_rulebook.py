@@ -13,6 +13,7 @@ from __future__ import annotations
 import functools
 import json
 import math
+import weakref
 from pathlib import Path
 from typing import Any, Callable
 
@@ -259,7 +260,9 @@ def _reward_function(domain: str, run_config: tuple[str, int, int] | None) -> Re
     return reward_function
 
 
-_SHARED: dict[tuple[str, tuple[str, int, int] | None], RewardFunction] = {}
+# The reward functions _reward_function holds, to report on: weak, so one its cache drops is not kept alive here.
+_SHARED: weakref.WeakValueDictionary[tuple[str, tuple[str, int, int] | None], RewardFunction] = \
+    weakref.WeakValueDictionary()
 
 
 def verification_cache_usage() -> list[dict[str, Any]]:
