@@ -160,7 +160,8 @@ async def _play(env: Environment, worker: _EnvWorker, policy: Policy, session: S
         action = _policy_action(reply.action) if reply.error is None else None
         result = await worker.call(env.step, action)
         # What the environment returns is made from the cleaned action and its own data: not cleaned again
-        # (an environment that returns what no encoder takes is a bug of its own, refused by the trace store).
+        # (an environment that returns what no encoder takes is a bug of its own: the trace store refuses NaN and
+        # objects that are not JSON, and stores lone surrogates and NUL as U+FFFD).
         info = dict(result.info)
         shown = result.observation
         if reply.error is not None:

@@ -38,7 +38,7 @@ def task_id(observation: Any, env_name: str, seed: int) -> str:
         if isinstance(source, Mapping):
             for key in _TASK_ID_KEYS:
                 if isinstance(source.get(key), (str, int)) and not isinstance(source.get(key), bool):
-                    return model_text(str(bounded_json(source[key])))
+                    return str(bounded_json(source[key]))  # a str comes back through model_text
     return f"{env_name}:{seed}"
 
 
