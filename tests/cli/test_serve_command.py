@@ -63,12 +63,23 @@ def test_env_config_must_be_an_object_without_secrets(tmp_path):
 
 
 def test_the_cli_slow_client_defaults_are_the_servers():
+    """The defaults are written out in the CLI (importing the servers would load FastAPI for every command):
+    they must be the servers' own, and the reward server's header timeout the task app's."""
     import inspect
 
     from proofgym.cli._serve import serve_command
-    from proofgym.serve._timeouts import DEFAULT_BODY_TIMEOUT_S, DEFAULT_HEADER_TIMEOUT_S, DEFAULT_MAX_CONNECTIONS
+    from proofgym.cli._train import serve_reward_command
+    from proofgym.integrations import _openrlhf
+    from proofgym.serve import _timeouts
 
-    defaults = {name: p.default.default for name, p in inspect.signature(serve_command).parameters.items()
+    def defaults(command):
+        return {name: p.default.default for name, p in inspect.signature(command).parameters.items()
                 if name in ("header_timeout_s", "body_timeout_s", "max_connections")}
-    assert defaults == {"header_timeout_s": DEFAULT_HEADER_TIMEOUT_S, "body_timeout_s": DEFAULT_BODY_TIMEOUT_S,
-                        "max_connections": DEFAULT_MAX_CONNECTIONS}
+
+    assert defaults(serve_command) == {"header_timeout_s": _timeouts.DEFAULT_HEADER_TIMEOUT_S,
+                                       "body_timeout_s": _timeouts.DEFAULT_BODY_TIMEOUT_S,
+                                       "max_connections": _timeouts.DEFAULT_MAX_CONNECTIONS}
+    assert defaults(serve_reward_command) == {"header_timeout_s": _openrlhf.DEFAULT_HEADER_TIMEOUT_S,
+                                              "body_timeout_s": _openrlhf.DEFAULT_BODY_TIMEOUT_S,
+                                              "max_connections": _openrlhf.DEFAULT_MAX_CONNECTIONS}
+    assert _openrlhf.DEFAULT_HEADER_TIMEOUT_S == _timeouts.DEFAULT_HEADER_TIMEOUT_S

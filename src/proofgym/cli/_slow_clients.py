@@ -5,8 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 import typer
-# The defaults are proofgym.serve's (DEFAULT_HEADER_TIMEOUT_S ...), written out: importing proofgym.serve here
-# would load FastAPI with every CLI command (tests/cli/test_serve_command.py checks that they agree).
+
+# The defaults are the servers' (proofgym.serve._timeouts, proofgym.integrations._openrlhf), written out:
+# importing proofgym.serve here would load FastAPI with every CLI command (tests/cli/test_serve_command.py
+# checks that they agree).
 
 
 def header_timeout_option() -> Any:
