@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from proofgym.core._limits import nests_deeper_than
 from proofgym.parsers._limits import ParseLimits
 from proofgym.parsers._result import Rejection
 
@@ -18,35 +19,12 @@ def decode_json(text: str, limits: ParseLimits) -> Any:
     """
     if len(text) > limits.max_json_chars:
         raise Rejection("json_too_large", f"decision block has {len(text)} characters, limit {limits.max_json_chars}")
-    if _exceeds_depth(text, limits.max_json_depth):
+    if nests_deeper_than(text.encode("utf-8", "surrogatepass"), limits.max_json_depth):
         raise Rejection("json_too_deep", f"decision block nests deeper than {limits.max_json_depth}")
     try:
         return json.loads(text, object_pairs_hook=_object_without_duplicates, parse_constant=_reject_constant)
     except (ValueError, RecursionError) as exc:  # JSONDecodeError is a ValueError; so is a 5000-digit int
         raise Rejection("invalid_json", f"decision block is not valid JSON: {str(exc)[:200]}") from None
-
-
-def _exceeds_depth(text: str, max_depth: int) -> bool:
-    """Whether objects and arrays nest deeper than ``max_depth``; brackets inside strings don't count."""
-    depth = 0
-    in_string = escaped = False
-    for char in text:
-        if in_string:
-            if escaped:
-                escaped = False
-            elif char == "\\":
-                escaped = True
-            elif char == '"':
-                in_string = False
-        elif char == '"':
-            in_string = True
-        elif char in "{[":
-            depth += 1
-            if depth > max_depth:
-                return True
-        elif char in "}]":
-            depth -= 1
-    return False
 
 
 def _object_without_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
