@@ -120,6 +120,13 @@ def test_an_invalid_content_length_is_400():
     assert status == 400 and seen == []
 
 
+@pytest.mark.parametrize("length", ["9" * 5000, "9" * 12, "00000000000000000000005"])
+def test_a_content_length_of_any_number_of_digits_is_judged_without_raising(length):
+    """5,000 digits made int() raise (Python's digit limit): a 500. Leading zeros are still a small length."""
+    status, seen = _call_guard([("content-length", length)], [b"x" * 5])
+    assert (status, seen) == ((204, [b"xxxxx"]) if length.endswith("05") else (413, []))
+
+
 def test_chunks_are_joined_before_the_app_reads_them():
     status, seen = _call_guard([], [b"ab", b"cd", b"ef"])
     assert status == 204 and seen == [b"abcdef"]

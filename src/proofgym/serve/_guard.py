@@ -69,8 +69,15 @@ class RequestGuard:
             if not declared.strip().isdigit():
                 await _reply(send, 400, f"invalid Content-Length header {declared!r}: expected a byte count")
                 return
-            if int(declared) > self.max_body_bytes:
-                await _reply(send, 413, self._too_large(int(declared)))
+            digits = declared.strip().lstrip("0") or "0"
+            # More digits than the limit has is too large, and is not converted: Python refuses to read an
+            # integer of more than 4,300 digits (a ValueError, which was a 500).
+            if len(digits) > len(str(self.max_body_bytes)):
+                await _reply(send, 413, f"request body too large: a Content-Length of {len(digits)} digits, "
+                                        f"the limit is {self.max_body_bytes} bytes")
+                return
+            if int(digits) > self.max_body_bytes:
+                await _reply(send, 413, self._too_large(int(digits)))
                 return
         body, more, size = [], True, 0
         first: Message | None = None
