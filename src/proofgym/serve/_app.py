@@ -36,7 +36,7 @@ from proofgym.serve._errors import RequestError
 from proofgym.serve._guard import RequestGuard
 from proofgym.serve._timeouts import DEFAULT_BODY_TIMEOUT_S
 from proofgym.serve._json import SafeJSONResponse
-from proofgym.serve._models import UNSET_WHEN_NULL, HealthResponse, RolloutRequest, RolloutResponse
+from proofgym.serve._models import UNSET_WHEN_NULL, HealthResponse, RolloutRequest, RolloutResponse, json_integral
 from proofgym.serve._openapi import error_responses, publish, require_key, rollout_contract
 from proofgym.serve._recorder import TraceRecorder
 from proofgym.serve._response import response_body, task_id
@@ -342,8 +342,7 @@ def _build_policy(request: RolloutRequest, env_name: str, env_config: Mapping[st
         config.pop("inference_url", None)
     if schema is not None:
         # JSON's types, as the published schema states them: 3.0 is an integer, "3" and true are not numbers.
-        config = {key: int(value) if isinstance(value, float) and value.is_integer() else value
-                  for key, value in config.items()}
+        config = {key: json_integral(value) for key, value in config.items()}
         try:
             schema.model_validate(config, strict=True)
         except ValidationError as exc:

@@ -18,14 +18,15 @@ from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Fie
 from proofgym.core import model_text
 
 
-def _integral(value: Any) -> Any:
+def json_integral(value: Any) -> Any:
+    """``value``, or the int it is when it is an integral float (JSON Schema's integer)."""
     # JSON Schema's "integer" is any number with no fractional part: 3.0 is one, 3.5 and "3" are not.
     return int(value) if isinstance(value, float) and value.is_integer() else value
 
 
 def _json_int(**constraints: Any) -> Any:
     """An int as JSON Schema means it: strict (no strings, no booleans) but ``3.0`` is ``3``."""
-    return Annotated[int, Field(strict=True, **constraints), BeforeValidator(_integral)]
+    return Annotated[int, Field(strict=True, **constraints), BeforeValidator(json_integral)]
 
 
 def _url_pattern() -> str:
