@@ -19,7 +19,7 @@ pytestmark = requires_judge
 
 
 def _fresh_process_memory(monkeypatch):
-    import proofgym.verilog._judge as judge_module
+    import proofgym.verilog._reference_counts as judge_module
 
     monkeypatch.setattr(judge_module, "_SAMPLES", {})
 

@@ -8,16 +8,9 @@ it a single-turn reward. Needs Icarus Verilog and bubblewrap: ``apt-get install 
 """
 
 from proofgym.verilog._extract import VERILOG_FORMAT_ERROR_KINDS, VerilogParser, build_verilog_prompt
-from proofgym.verilog._judge import (
-    ALLOWED_SYSTEM_FUNCTIONS,
-    JUDGE_VERSION,
-    REFUTATION_REASONS,
-    JudgeConfig,
-    ReferenceRunError,
-    forbidden_constructs,
-    judge,
-    reference_samples,
-)
+from proofgym.verilog._judge import REFUTATION_REASONS, ReferenceRunError, judge, reference_samples
+from proofgym.verilog._judge_config import JUDGE_VERSION, JudgeConfig
+from proofgym.verilog._lint import ALLOWED_SYSTEM_FUNCTIONS, forbidden_constructs
 from proofgym.verilog._problem import Problem
 from proofgym.verilog._problems import builtin_problems, get_problem, interface, load_problem, load_verilogeval
 from proofgym.verilog._sandbox import Sandbox, SandboxLimits, SandboxResult, SandboxUnavailable

@@ -37,7 +37,8 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from proofgym.core import Verdict, model_text
 from proofgym.envs import Observation, Tool, ToolCall, ToolEnv, ToolResult
-from proofgym.verilog._judge import JudgeConfig, judge
+from proofgym.verilog._judge import judge
+from proofgym.verilog._judge_config import JudgeConfig
 from proofgym.verilog._problem import Problem
 from proofgym.verilog._problems import builtin_problems, interface
 

@@ -19,8 +19,8 @@ process is root):
 
 A pass needs exactly one ``Mismatches: N in M samples`` line in the simulation output, ``N == 0`` and
 ``M`` equal to the sample count of a reference-vs-reference run of the same testbench. ``M`` is found
-once per problem (per tool versions and limits) and remembered in the process and, unless
-``reference_cache_dir`` is ``None``, on disk for later processes (:mod:`._reference_cache`). When it is
+once per problem (per tool versions and limits) and remembered in the process (:mod:`._reference_counts`) and,
+unless ``reference_cache_dir`` is ``None``, on disk for later processes (:mod:`._reference_cache`). When it is
 not known yet, the reference run is part of the judge's own launch: right after step 2 it is compiled
 and simulated in the background, alongside steps 3-5, into log files the design cannot write (it has
 no file I/O, step 2), which Python reads once the job has ended. So a cold judge costs one launch, and
@@ -34,34 +34,22 @@ Hitting the CPU-time rlimit is a ``timeout``, like the wall clock (``JudgeConfig
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
 import secrets
 import shlex
-import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
-
 from proofgym.core import ErrorKind, Outcome, Verdict
+from proofgym.verilog._judge_config import JudgeConfig
+from proofgym.verilog._lint import forbidden_constructs
 from proofgym.verilog._problem import Problem
-from proofgym.verilog._reference_cache import ReferenceCache, cache_key, default_reference_cache_dir
-from proofgym.verilog._sandbox import (
-    Sandbox,
-    SandboxLimits,
-    SandboxResult,
-    SandboxUnavailable,
-    limit_from_status,
-    write_job_file,
-)
-from proofgym.verilog._toolchain import Toolchain, ToolchainError, detect_toolchain
-
-JUDGE_VERSION = "2"
-"""Bump when the same design could be judged differently (new checks, new outcome rules)."""
+from proofgym.verilog._reference_counts import known_samples, remember_samples
+from proofgym.verilog._sandbox import SandboxResult, SandboxUnavailable, limit_from_status, write_job_file
+from proofgym.verilog._toolchain import Toolchain, ToolchainError
 
 VERIFIER_NAME = "verilog"
 
@@ -80,32 +68,6 @@ REFUTATION_REASONS = (
 # The flags of VerilogEval's own judge.
 _FLAGS = ("-Wall", "-Winfloop", "-Wno-timescale", "-g2012")
 
-# Pure functions only: nothing that reads or writes files, prints, reads plusargs, stops or finishes
-# the simulation, or reaches outside the design ($root, $unit).
-ALLOWED_SYSTEM_FUNCTIONS = frozenset({
-    "$signed", "$unsigned", "$clog2", "$bits", "$size", "$left", "$right", "$low", "$high", "$increment",
-    "$dimensions", "$unpacked_dimensions", "$countones", "$countbits", "$onehot", "$onehot0", "$isunknown",
-    "$time", "$stime", "$realtime", "$random", "$urandom", "$urandom_range",
-    "$itor", "$rtoi", "$bitstoreal", "$realtobits", "$bitstoshortreal", "$shortrealtobits",
-    "$ln", "$log10", "$exp", "$sqrt", "$pow", "$floor", "$ceil",
-    "$sin", "$cos", "$tan", "$asin", "$acos", "$atan", "$atan2", "$hypot",
-    "$sinh", "$cosh", "$tanh", "$asinh", "$acosh", "$atanh",
-    "$past", "$rose", "$fell", "$stable",
-})
-"""``$`` names a design may use. Everything else (``$fopen``, ``$display``, ``$finish``...) is forbidden."""
-
-# Directives `iverilog -E` leaves in its output for the compiler; none of them reaches outside the design.
-ALLOWED_DIRECTIVES = frozenset({
-    "timescale", "default_nettype", "resetall", "celldefine", "endcelldefine", "unconnected_drive",
-    "nounconnected_drive",
-})
-
-# Where a comment, a string or an escaped identifier (which may hold comment openers) can begin.
-_OPENER = re.compile(r'//|/\*|"|\\')
-_STRING = re.compile(r'"(?:\\.|[^"\\\n])*"')
-_ESCAPED_IDENTIFIER = re.compile(r"\\\S*")
-_SYSTEM_NAME = re.compile(r"(?<![A-Za-z0-9_$])\$[A-Za-z0-9_$]*")
-_DIRECTIVE = re.compile(r"`\s*([A-Za-z_][A-Za-z0-9_$]*)")
 _VERDICT_LINE = re.compile(r"^Mismatches: (\d+) in (\d+) samples$")
 _MEMORY_HINT = re.compile(r"out of memory|bad_alloc|cannot allocate|memory exhausted", re.IGNORECASE)
 # What the shell prints when a command dies of a signal.
@@ -114,70 +76,6 @@ _SIGNAL_MESSAGE = re.compile(r"^(?:Segmentation fault|Aborted|Killed|Bus error|I
 
 _PREPROCESSED_LIMIT = 1 << 20  # characters of the preprocessed design: more is a macro bomb
 _MAX_HINTS = 20
-
-
-class JudgeConfig(BaseModel):
-    """Limits and options of the judge; every field that can change a verdict enters the verifier's version.
-
-    ``timeout_s`` bounds one sandbox launch (wall clock); ``cpu_s``, ``memory_mib`` (address space),
-    ``file_size_mib`` and ``open_files`` are rlimits of every process in it; ``output_kib`` caps
-    stdout+stderr (the job is killed beyond it). ``partial_credit`` adds ``components["graded"] =
-    1 - N/M`` to verdicts of complete runs (1.0 on a pass); the default reward shaper weighs graded
-    credit below every pass tier, so a failing design never outscores a passing one.
-    ``allow_unsandboxed`` lets the judge run designs *without* bubblewrap when it cannot start
-    (logged loudly); ``bwrap=None`` never uses it (requires ``allow_unsandboxed``).
-    ``reference_cache_dir`` keeps reference sample counts across processes (``"default"``:
-    ``$XDG_CACHE_HOME/proofgym/verilog``, else ``~/.cache/proofgym/verilog``; ``None``: in memory only).
-    """
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    timeout_s: float = Field(30.0, gt=0, le=3600, description="wall-clock limit of one sandbox launch")
-    cpu_s: int = Field(20, ge=1, le=3600, description="CPU seconds per process")
-    memory_mib: int = Field(2048, ge=64, description="address space per process")
-    file_size_mib: int = Field(16, ge=1, description="largest file a process may write")
-    open_files: int = Field(64, ge=16, description="open files per process")
-    output_kib: int = Field(64, ge=4, description="stdout+stderr kept per launch; more kills the job")
-    max_design_chars: int = Field(100_000, ge=1, description="longest design accepted")
-    max_log_chars: int = Field(4000, ge=200, description="longest log excerpt kept in a verdict's evidence")
-    partial_credit: bool = Field(False, description="add components['graded'] = 1 - mismatches/samples")
-    allow_unsandboxed: bool = Field(False, description="run without bubblewrap when it cannot start (unsafe)")
-    bwrap: str | None = Field("bwrap", description="bubblewrap program; None: no sandbox (unsafe)")
-    iverilog: str = "iverilog"
-    vvp: str = "vvp"
-    reference_cache_dir: str | None = Field(
-        "default", min_length=1,
-        description="where reference sample counts are kept across processes ('default': "
-                    "$XDG_CACHE_HOME/proofgym/verilog or ~/.cache/proofgym/verilog; null: in memory only)")
-
-    @model_validator(mode="after")
-    def _explicit_opt_out(self) -> JudgeConfig:
-        if self.bwrap is None and not self.allow_unsandboxed:
-            raise ValueError("bwrap=None runs model-written code without a sandbox; set allow_unsandboxed=True too")
-        return self
-
-    def sandbox(self) -> Sandbox:
-        """The sandbox these limits describe."""
-        limits = SandboxLimits(
-            wall_s=self.timeout_s, cpu_s=self.cpu_s, memory_bytes=self.memory_mib << 20,
-            file_size_bytes=self.file_size_mib << 20, open_files=self.open_files, output_bytes=self.output_kib << 10,
-        )
-        return Sandbox(bwrap=self.bwrap, limits=limits, allow_unsandboxed=self.allow_unsandboxed)
-
-    def toolchain(self) -> Toolchain:
-        return detect_toolchain(self.iverilog, self.vvp, self.bwrap)
-
-    def fingerprint(self) -> str:
-        """A short hash of the fields that can change a verdict (not the sandbox choice, tool paths or cache)."""
-        fields = self.model_dump(exclude={"allow_unsandboxed", "bwrap", "iverilog", "vvp", "reference_cache_dir"})
-        return hashlib.sha256(repr(sorted(fields.items())).encode()).hexdigest()[:12]
-
-    def reference_cache(self) -> ReferenceCache | None:
-        """Where reference sample counts persist, or ``None`` (``reference_cache_dir`` is ``None``)."""
-        if self.reference_cache_dir is None:
-            return None
-        return ReferenceCache(default_reference_cache_dir() if self.reference_cache_dir == "default"
-                              else self.reference_cache_dir)
 
 
 class ReferenceRunError(RuntimeError):
@@ -192,51 +90,6 @@ class ReferenceRunError(RuntimeError):
         self.transient = transient
 
 
-def forbidden_constructs(preprocessed: str) -> list[str]:
-    """The ``$`` names and compiler directives in preprocessed Verilog that a design may not use, sorted.
-
-    Comments are skipped; strings and escaped identifiers are scanned too (harmless there, but never
-    a way to hide code from this scan).
-    """
-    code = _without_comments(preprocessed)
-    found = {name for name in _SYSTEM_NAME.findall(code) if name != "$" and name not in ALLOWED_SYSTEM_FUNCTIONS}
-    found |= {f"`{name}" for name in _DIRECTIVE.findall(code) if name not in ALLOWED_DIRECTIVES}
-    return sorted(found)
-
-
-def _without_comments(text: str) -> str:
-    """``text`` with its comments blanked, in linear time (a design controls the text, so no backtracking).
-
-    Scanned left to right as the compiler's lexer does: a string or an escaped identifier is kept
-    whole, so a ``//`` or ``/*`` inside one opens nothing. An unterminated block comment or string is
-    scanned as code: the compiler rejects the design anyway, and nothing gets hidden.
-    """
-    parts: list[str] = []
-    position = 0
-    last_close = text.rfind("*/")
-    while (opener := _OPENER.search(text, position)) is not None:
-        start, token = opener.start(), opener.group()
-        if token == "//":
-            end = text.find("\n", start)
-            parts += [text[position:start], " "]
-            position = len(text) if end < 0 else end
-        elif token == "/*":
-            end = text.find("*/", start + 2) if last_close >= start + 2 else -1
-            if end < 0:
-                parts.append(text[position : start + 2])
-                position = start + 2
-            else:
-                parts += [text[position:start], " "]
-                position = end + 2
-        else:
-            whole = (_STRING if token == '"' else _ESCAPED_IDENTIFIER).match(text, start)
-            end = whole.end() if whole is not None else start + 1
-            parts.append(text[position:end])
-            position = end
-    parts.append(text[position:])
-    return "".join(parts)
-
-
 def reference_samples(problem: Problem, *, config: JudgeConfig | None = None) -> int:
     """The sample count ``M`` of the problem's testbench with the reference as the design (sandboxed).
 
@@ -248,7 +101,7 @@ def reference_samples(problem: Problem, *, config: JudgeConfig | None = None) ->
     """
     config = config or JudgeConfig()
     toolchain = config.toolchain()
-    known = _known_samples(problem, config, toolchain)
+    known = known_samples(problem, config, toolchain)
     if known is None:
         try:
             known = _run_reference(problem, config, toolchain)
@@ -256,43 +109,10 @@ def reference_samples(problem: Problem, *, config: JudgeConfig | None = None) ->
             if exc.transient:
                 raise
             known = str(exc)
-        _remember_samples(problem, config, toolchain, known)
+        remember_samples(problem, config, toolchain, known)
     if isinstance(known, str):
         raise ReferenceRunError(known)
     return known
-
-
-# Sample counts (or why there is none) by problem hash, tool versions and limits.
-_SAMPLES: dict[tuple[Any, ...], int | str] = {}
-_SAMPLES_LOCK = threading.Lock()
-
-
-def _samples_key(problem: Problem, config: JudgeConfig, toolchain: Toolchain) -> tuple[Any, ...]:
-    return (JUDGE_VERSION, problem.content_hash, toolchain.iverilog_version, toolchain.vvp_version,
-            config.fingerprint())
-
-
-def _known_samples(problem: Problem, config: JudgeConfig, toolchain: Toolchain) -> int | str | None:
-    """The remembered count (or failure) of the problem's reference run, from this process or the disk."""
-    key = _samples_key(problem, config, toolchain)
-    with _SAMPLES_LOCK:
-        known = _SAMPLES.get(key)
-    if known is None:
-        cache = config.reference_cache()
-        known = cache.get(cache_key(*key)) if cache is not None else None
-        if known is not None:
-            with _SAMPLES_LOCK:
-                _SAMPLES[key] = known
-    return known
-
-
-def _remember_samples(problem: Problem, config: JudgeConfig, toolchain: Toolchain, known: int | str) -> None:
-    key = _samples_key(problem, config, toolchain)
-    with _SAMPLES_LOCK:
-        _SAMPLES[key] = known
-    cache = config.reference_cache()
-    if isinstance(known, int) and cache is not None:
-        cache.put(cache_key(*key), known)
 
 
 def judge(problem: Problem, design: str, *, config: JudgeConfig | None = None,
@@ -328,7 +148,7 @@ def judge(problem: Problem, design: str, *, config: JudgeConfig | None = None,
                         {**base, "constructs": ["`include"]}, start)
 
     if expected_samples is None and not compile_only:
-        known = _known_samples(problem, config, toolchain)
+        known = known_samples(problem, config, toolchain)
         if isinstance(known, str):
             return _invalid(ErrorKind.CRASH, known, start)
         expected_samples = known
@@ -345,7 +165,7 @@ def judge(problem: Problem, design: str, *, config: JudgeConfig | None = None,
             expected_samples = _reference_in_launch(run)
         except ReferenceRunError as exc:
             if not exc.transient:  # a broken problem: no design can be judged against it
-                _remember_samples(problem, config, toolchain, str(exc))
+                remember_samples(problem, config, toolchain, str(exc))
                 return _invalid(ErrorKind.CRASH, str(exc), start, timings)
             # Cut short with the launch. Only a design whose run completed needs the count (and it waited for
             # it); but when the launch ran out of time, the design is not to blame if the reference also ran out.
@@ -353,7 +173,7 @@ def judge(problem: Problem, design: str, *, config: JudgeConfig | None = None,
             if result.timed_out:
                 return _invalid(ErrorKind.OUTAGE, unfinished, start, timings)
         if expected_samples is not None:
-            _remember_samples(problem, config, toolchain, expected_samples)
+            remember_samples(problem, config, toolchain, expected_samples)
             base["reference_run"] = "in launch"
     return _decide(run, result, phases, expected_samples, unfinished, config, base, timings, start)
 

@@ -10,14 +10,8 @@ from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
 from pydantic import Field
 
 from proofgym.core import Claim, ErrorKind, Verdict, invalid
-from proofgym.verilog._judge import (
-    JUDGE_VERSION,
-    VERIFIER_NAME,
-    JudgeConfig,
-    ReferenceRunError,
-    judge,
-    reference_samples,
-)
+from proofgym.verilog._judge import VERIFIER_NAME, ReferenceRunError, judge, reference_samples
+from proofgym.verilog._judge_config import JUDGE_VERSION, JudgeConfig
 from proofgym.verilog._problem import Problem
 from proofgym.verilog._problems import builtin_problems, load_verilogeval
 
