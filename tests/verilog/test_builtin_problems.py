@@ -288,10 +288,10 @@ def _optional(module: str):
         return None
 
 
-_problems_module = _optional("proofgym.verilog._problems")
+_problems_module = _optional("proofgym.verilog._problem_loader")
 
 
-@pytest.mark.skipif(_problems_module is None, reason="proofgym.verilog._problems is not there yet")
+@pytest.mark.skipif(_problems_module is None, reason="proofgym.verilog._problem_loader is not there yet")
 def test_builtin_problems_loads_every_problem():
     loaded = _problems_module.builtin_problems()
     assert sorted(loaded) == PROBLEM_IDS

@@ -12,7 +12,7 @@ from proofgym.verilog._judge import REFUTATION_REASONS, ReferenceRunError, judge
 from proofgym.verilog._judge_config import JUDGE_VERSION, JudgeConfig
 from proofgym.verilog._lint import ALLOWED_SYSTEM_FUNCTIONS, forbidden_constructs
 from proofgym.verilog._problem import Problem
-from proofgym.verilog._problems import builtin_problems, get_problem, interface, load_problem, load_verilogeval
+from proofgym.verilog._problem_loader import builtin_problems, get_problem, interface, load_problem, load_verilogeval
 from proofgym.verilog._sandbox import Sandbox, SandboxLimits, SandboxResult, SandboxUnavailable
 from proofgym.verilog._toolchain import INSTALL_HINT, Toolchain, ToolchainError, detect_toolchain
 from proofgym.verilog._verifier import (

@@ -40,7 +40,7 @@ from proofgym.envs import Observation, Tool, ToolCall, ToolEnv, ToolResult
 from proofgym.verilog._judge import judge
 from proofgym.verilog._judge_config import JudgeConfig
 from proofgym.verilog._problem import Problem
-from proofgym.verilog._problems import builtin_problems, interface
+from proofgym.verilog._problem_loader import builtin_problems, interface
 
 _FILE_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}")
 _SUFFIXES = (".v", ".sv")

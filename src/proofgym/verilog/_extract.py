@@ -12,7 +12,7 @@ from proofgym.parsers import ParseLimits, ParseResult
 from proofgym.parsers._response import read_response
 from proofgym.parsers._result import Rejection, parse_guarded
 from proofgym.verilog._problem import Problem
-from proofgym.verilog._problems import interface
+from proofgym.verilog._problem_loader import interface
 from proofgym.verilog._verifier import canonical_design, design_claim
 
 VERILOG_FORMAT_ERROR_KINDS = frozenset({"no_design", "multiple_designs"})

@@ -13,7 +13,7 @@ from proofgym.core import Claim, ErrorKind, Verdict, invalid
 from proofgym.verilog._judge import VERIFIER_NAME, ReferenceRunError, judge, reference_samples
 from proofgym.verilog._judge_config import JUDGE_VERSION, JudgeConfig
 from proofgym.verilog._problem import Problem
-from proofgym.verilog._problems import builtin_problems, load_verilogeval
+from proofgym.verilog._problem_loader import builtin_problems, load_verilogeval
 
 if TYPE_CHECKING:
     from proofgym.runtime import RuntimeConfig
