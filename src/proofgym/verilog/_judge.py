@@ -1,6 +1,6 @@
 """The judge: does a model-written ``TopModule`` pass a problem's testbench? Hardened against reward hacks.
 
-Steps (``../shared/brief/VERILOG.md``, hardening a-e), all in **one** sandbox launch (as ``nobody`` when this
+Steps (``docs/verilog-judging.md``, hardening a-e), all in **one** sandbox launch (as ``nobody`` when this
 process is root):
 
 1. Python rejects a design that is too long or contains `` `include `` (nothing is run).

@@ -1,7 +1,7 @@
 """Running untrusted compile-and-simulate jobs in bubblewrap, under resource limits.
 
 One job is one shell script run in one sandbox launch (a launch costs 4-8 ms, as much as a small
-compile, so compile and simulate share it). The recipe (``../shared/brief/VERILOG.md``): every
+compile, so compile and simulate share it). The recipe (``docs/verilog-judging.md``): every
 namespace unshared (no network but ``lo``), a fresh job directory bound read-write at ``/work``,
 ``/usr`` read-only, a small private ``/tmp``, an empty environment, a new session, and the sandbox
 dies with its parent. Narrower than that recipe: no ``/proc`` and only ``/dev/null`` of ``/dev`` (the
