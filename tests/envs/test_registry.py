@@ -1,7 +1,7 @@
 import pytest
 
 from proofgym.envs import env_names, make, register_env
-from proofgym.envs._registry import _FACTORIES
+from proofgym.envs import ENVIRONMENTS
 from ._support import CounterEnv
 
 
@@ -10,8 +10,8 @@ def registered():
     register_env("counter-test", CounterEnv)
     register_env("counter-lazy-test", f"{CounterEnv.__module__}:CounterEnv")
     yield
-    _FACTORIES.pop("counter-test")
-    _FACTORIES.pop("counter-lazy-test")
+    ENVIRONMENTS.unregister("counter-test")
+    ENVIRONMENTS.unregister("counter-lazy-test")
 
 
 def test_make_builds_a_fresh_instance_with_the_config(registered):
@@ -42,7 +42,7 @@ def test_importing_envs_does_not_import_the_verilog_package():
 
 def test_quick_to_make_asks_the_factory_and_assumes_blocking_otherwise(registered):
     from proofgym.envs import quick_to_make
-    from proofgym.envs._registry import _FACTORIES
+    from proofgym.envs import ENVIRONMENTS
 
     class Quick:
         def __call__(self, **config):
@@ -59,4 +59,4 @@ def test_quick_to_make_asks_the_factory_and_assumes_blocking_otherwise(registere
         assert not quick_to_make("counter-lazy-test")  # not imported yet
         assert not quick_to_make("nope")
     finally:
-        _FACTORIES.pop("counter-quick-test")
+        ENVIRONMENTS.unregister("counter-quick-test")

@@ -9,7 +9,7 @@ import pytest
 from proofgym.config import ConfigError, load_run_config
 from proofgym.domains import domain_names
 from proofgym.envs import RulebookEnv, default_run_config, env_names, make
-from proofgym.envs._registry import _FACTORIES
+from proofgym.envs import ENVIRONMENTS
 from proofgym.envs._rulebook_factory import register_rulebook_env
 
 CONFIGS = Path(__file__).resolve().parents[2] / "configs"
@@ -76,7 +76,7 @@ def test_a_user_domain_can_be_registered_under_another_name():
         with make("loan-copy-test", chat=False) as env:
             assert env.domain.name == "loan" and env.config.chat is False
     finally:
-        _FACTORIES.pop("loan-copy-test")
+        ENVIRONMENTS.unregister("loan-copy-test")
 
 
 def test_the_default_reward_path_builds_quickly_once_built_and_never_blocks(tmp_path):

@@ -9,7 +9,7 @@ from typer.testing import CliRunner
 
 from proofgym.cli import app
 from proofgym.envs import Observation, Tool, ToolCall, ToolEnv, ToolResult, register_env
-from proofgym.envs._registry import _FACTORIES
+from proofgym.envs import ENVIRONMENTS
 from proofgym.traces import TraceStore
 from proofgym.verilog import detect_toolchain
 
@@ -42,7 +42,7 @@ class EvenSeedsJudgedEnv(ToolEnv):
 def even_seeds_judged():
     register_env("even-seeds-judged-test", EvenSeedsJudgedEnv)
     yield "even-seeds-judged-test"
-    _FACTORIES.pop("even-seeds-judged-test")
+    ENVIRONMENTS.unregister("even-seeds-judged-test")
 
 
 @pytest.fixture

@@ -1,7 +1,7 @@
 import pytest
 
 from proofgym.envs import register_env
-from proofgym.envs._registry import _FACTORIES
+from proofgym.envs import ENVIRONMENTS
 
 from ._support import CounterEnv
 
@@ -12,4 +12,4 @@ def counter_env():
     CounterEnv.instances = []
     register_env("counter-rollout-test", CounterEnv)
     yield "counter-rollout-test"
-    _FACTORIES.pop("counter-rollout-test")
+    ENVIRONMENTS.unregister("counter-rollout-test")

@@ -9,7 +9,7 @@ import threading
 import pytest
 
 from proofgym.envs import register_env
-from proofgym.envs._registry import _FACTORIES
+from proofgym.envs import ENVIRONMENTS
 from proofgym.policies import ScriptedPolicy
 from proofgym.rollouts import run_rollout
 
@@ -49,7 +49,7 @@ def registered():
     CounterEnv.instances = []
     yield register
     for name in names:
-        _FACTORIES.pop(name)
+        ENVIRONMENTS.unregister(name)
 
 
 def rollouts(env_name: str, n: int) -> list:

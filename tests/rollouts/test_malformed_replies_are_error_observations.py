@@ -73,7 +73,7 @@ def test_a_policy_returning_something_else_ends_the_session_with_status_error(co
 
 def test_an_environment_that_raises_in_a_step_ends_the_session_with_status_error():
     from proofgym.envs import Observation, Tool, ToolEnv, register_env
-    from proofgym.envs._registry import _FACTORIES
+    from proofgym.envs import ENVIRONMENTS
 
     class Broken(ToolEnv):
         def __init__(self):
@@ -89,7 +89,7 @@ def test_an_environment_that_raises_in_a_step_ends_the_session_with_status_error
     try:
         result = rollout("broken-rollout-test", ScriptedPolicy([{"tool": "go"}]))
     finally:
-        _FACTORIES.pop("broken-rollout-test")
+        ENVIRONMENTS.unregister("broken-rollout-test")
     assert result.status == "error" and result.error == "OSError: disk full" and result.length == 0
 
 

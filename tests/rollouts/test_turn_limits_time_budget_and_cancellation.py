@@ -84,7 +84,7 @@ def test_on_finish_sees_every_ending_and_its_errors_are_contained(counter_env):
 
 def test_an_environment_still_being_built_when_cancelled_is_closed_once_built():
     from proofgym.envs import register_env
-    from proofgym.envs._registry import _FACTORIES
+    from proofgym.envs import ENVIRONMENTS
 
     def slow_factory(**config):
         time.sleep(0.3)
@@ -106,5 +106,5 @@ def test_an_environment_still_being_built_when_cancelled_is_closed_once_built():
         while not (CounterEnv.instances and CounterEnv.instances[0].closed_at) and time.monotonic() < deadline:
             time.sleep(0.02)
     finally:
-        _FACTORIES.pop("slow-build-rollout-test")
+        ENVIRONMENTS.unregister("slow-build-rollout-test")
     assert CounterEnv.instances[0].closed_at is not None

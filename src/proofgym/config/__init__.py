@@ -1,6 +1,6 @@
 """Run configs: load and validate YAML / TOML / JSON files that describe a reward path."""
 
-from proofgym.config._errors import ConfigError, config_problems, problem_line
+from proofgym.core import ConfigError, config_problems, problem_line
 from proofgym.config._files import find_secret_key, parse_config_text, read_config_file
 from proofgym.config._run import (
     ErrorBudgetConfig,

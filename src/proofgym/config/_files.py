@@ -6,7 +6,7 @@ import re
 from pathlib import Path
 from typing import Any, Callable, Literal
 
-from proofgym.config._errors import ConfigError
+from proofgym.core import ConfigError
 from proofgym.core import is_secret_name, redact_url
 from proofgym.formats import DocumentError, load_json, load_toml, load_yaml
 

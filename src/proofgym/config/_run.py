@@ -7,10 +7,10 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator, model_validator
 
-from proofgym.config._errors import ConfigError, config_problems, problem_line
+from proofgym.core import ConfigError, config_problems, problem_line
 from proofgym.config._files import read_config_file
 from proofgym.config._train import TrainConfig
-from proofgym.parsers import JSONBlockParser, ParseLimits, RegexFactParser
+from proofgym.parsers import LimitsConfig, build_parser, validate_parser_options
 from proofgym.rewards import DefaultRewardShaper, ErrorBudget, RewardFunction, ShaperConfig
 from proofgym.runtime import RuntimeConfig, VerificationRuntime
 from proofgym.verifiers import Verifier, VerifierOptionsError, build_verifier, validate_verifier_options
@@ -20,52 +20,34 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
-class LimitsConfig(_Strict):
-    """Bounds on what a parser will read."""
+class ParserConfig(BaseModel):
+    """Which parser reads completions (``kind``, a registered parser kind) and its options: the other keys,
+    validated strictly by that kind's options model, where the kind is defined. Each option is readable as an
+    attribute (``config.parser.decisions``), with the kind's default when the file leaves it out."""
 
-    max_completion_chars: int = Field(20_000, ge=1)
-    max_json_chars: int = Field(8_000, ge=1)
-    max_json_depth: int = Field(6, ge=1)
-    max_facts: int = Field(64, ge=0)
-    max_string_chars: int = Field(512, ge=1)
+    model_config = ConfigDict(extra="allow")
 
+    kind: str = "json_block"
+    _options: BaseModel | None = PrivateAttr(None)
 
-class ParserConfig(_Strict):
-    """Which parser reads completions, and its output contract."""
+    @model_validator(mode="after")
+    def _check_options(self) -> ParserConfig:
+        given = dict(self.model_extra or {})
+        self._options = validate_parser_options(self.kind, given)
+        # Every option as an attribute, its default included: what the kind will build from.
+        extra = self.__pydantic_extra__ if self.__pydantic_extra__ is not None else {}
+        extra.update({name: getattr(self._options, name) for name in type(self._options).model_fields})
+        return self
 
-    kind: Literal["json_block", "regex", "verilog"] = "json_block"
-    answer_key: str = "classification"
-    facts_key: str = "facts"
-    tag: str = "decision"
-    reasoning_tag: str = "reasoning"
-    decisions: list[str] | None = None
-    require_facts: bool = False
-    limits: LimitsConfig = LimitsConfig()
-    problems: str = Field("builtin", min_length=1,
-                          description="verilog: 'builtin' or a VerilogEval folder, to look problems up in")
-    problem_id: str | None = Field(None, description="verilog: the one problem answered (default: the prompt's "
-                                                      "<!-- problem: ID --> marker)")
+    @property
+    def options(self) -> BaseModel:
+        """The kind's validated options."""
+        if self._options is None:
+            self._options = validate_parser_options(self.kind, dict(self.model_extra or {}))
+        return self._options
 
     def build(self) -> Any:
-        limits = ParseLimits(**self.limits.model_dump())
-        if self.kind == "verilog":
-            # Imported here: the Verilog stack is only loaded by configs that use it.
-            from proofgym.verilog import VerilogParser, builtin_problems, load_verilogeval
-
-            problems = (builtin_problems() if self.problems == "builtin"
-                        else {p.id: p for p in load_verilogeval(self.problems)})
-            return VerilogParser(problems, problem_id=self.problem_id)
-        if self.kind == "regex":
-            return RegexFactParser(decisions=self.decisions, limits=limits)
-        return JSONBlockParser(
-            answer_key=self.answer_key,
-            facts_key=self.facts_key,
-            tag=self.tag,
-            reasoning_tag=self.reasoning_tag,
-            decisions=self.decisions,
-            require_facts=self.require_facts,
-            limits=limits,
-        )
+        return build_parser(self.kind, self.options)
 
 
 class VerifierConfig(BaseModel):
@@ -76,7 +58,7 @@ class VerifierConfig(BaseModel):
     kind: str
 
     @model_validator(mode="after")
-    def _check_options(self) -> VerifierConfig:
+    def _check_verifier_options(self) -> VerifierConfig:
         validate_verifier_options(self.kind, self.options)
         return self
 

@@ -1,15 +1,19 @@
 """Core data types: the claim a completion makes, the verdict a verifier returns, and the one rule for untrusted text
-(with the limits JSON text from outside must meet before it is parsed)."""
+(with the limits JSON text from outside must meet before it is parsed); the one registry mechanism every extensible
+kind uses, and the error every config problem is reported with."""
 
 from proofgym.core._claim import Claim
+from proofgym.core._config_error import ConfigError, OptionsError, config_problems, problem_line, validate_options
 from proofgym.core._json_limits import JSONLimitProblem, json_limit_problem
 from proofgym.core._redact import is_secret_name, redact_url
+from proofgym.core._registry import Registry, RegistryError, load_target
 from proofgym.core._text import bounded_json, model_text, text_bytes
 from proofgym.core._validation import describe_validation_error
 from proofgym.core._verdict import ErrorKind, Outcome, RejectedFact, Verdict, invalid
 
 __all__ = [
-    "Claim", "ErrorKind", "JSONLimitProblem", "Outcome", "RejectedFact", "Verdict", "bounded_json",
-    "describe_validation_error", "invalid", "is_secret_name", "json_limit_problem", "model_text", "redact_url",
-    "text_bytes",
+    "Claim", "ConfigError", "ErrorKind", "JSONLimitProblem", "OptionsError", "Outcome", "Registry", "RegistryError",
+    "RejectedFact", "Verdict", "bounded_json", "config_problems", "describe_validation_error", "invalid",
+    "is_secret_name", "json_limit_problem", "load_target", "model_text", "problem_line", "redact_url", "text_bytes",
+    "validate_options",
 ]

@@ -1,7 +1,7 @@
 """Multi-step tool environments: the protocol, a base class for tool-calling environments, and a registry.
 
-Registered: ``verilog`` and one single-turn environment per shipped rulebook domain
-(``grant_eligibility``, ``loan``). ``RulebookEnv``, ``RulebookEnvConfig`` and ``default_run_config``
+Registered here: one single-turn environment per shipped rulebook domain (``grant_eligibility``, ``loan``);
+``verilog`` and plugins' environments come in through the ``proofgym.envs`` entry-point group. ``RulebookEnv``, ``RulebookEnvConfig`` and ``default_run_config``
 are imported on first use, so that importing this package loads no domain.
 """
 
@@ -9,12 +9,11 @@ import sys
 from typing import Any
 
 from proofgym.envs._core import Environment, Observation, StepResult
-from proofgym.envs._registry import env_names, make, quick_to_make, register_env
+from proofgym.envs._registry import ENVIRONMENTS, EnvFactory, env_names, make, quick_to_make, register_env
 from proofgym.envs._rulebook_factory import SHIPPED_RULEBOOK_DOMAINS, register_rulebook_env
 from proofgym.envs._tool_env import ToolEnv, ToolResult
 from proofgym.envs._tools import Tool, ToolCall
 
-register_env("verilog", "proofgym.verilog._env:make_verilog_env")
 for _domain in SHIPPED_RULEBOOK_DOMAINS:
     register_rulebook_env(_domain)
 
@@ -37,6 +36,8 @@ def verification_cache_usage() -> list[dict[str, Any]]:
 
 
 __all__ = [
+    "ENVIRONMENTS",
+    "EnvFactory",
     "Environment",
     "Observation",
     "RulebookEnv",

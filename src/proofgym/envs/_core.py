@@ -22,6 +22,14 @@ class Observation:
         return {"text": self.text, "data": dict(self.data)}
 
 
+#: The typed fields of :class:`StepResult` that mirror keys of its ``info`` (``components`` is
+#: ``info["reward_components"]``): the contract a rollout loop, an evaluation and a trace read.
+TYPED_INFO_KEYS: dict[str, str] = {"outcome": "outcome", "verdict": "verdict", "components": "reward_components",
+                                   "correct": "correct", "passed": "passed", "abstained": "abstained"}
+_TYPES: dict[str, tuple[type, ...]] = {"outcome": (str,), "verdict": (Mapping,), "components": (Mapping,),
+                                      "correct": (bool,), "passed": (bool,), "abstained": (bool,)}
+
+
 @dataclass(frozen=True)
 class StepResult:
     """The result of one step.
@@ -29,10 +37,21 @@ class StepResult:
     ``done`` is true when the episode is over, for whatever reason; ``truncated`` is true when it
     ended because the turn limit was reached rather than by a terminal action (``done`` is then
     true as well, so a loop that only reads ``done`` still stops). ``info`` is JSON-native and is
-    for the trainer and the trace, not for the agent. A terminal step that the environment could not
-    judge (its toolchain missing, its sandbox or verifier unavailable) says so with ``info["outcome"] =
-    "invalid"`` and the reason in ``info["reason"]`` (or its ``info["verdict"]``'s): the episode is then
-    neither passed nor failed, and an evaluation reports it as not judged.
+    for the trainer and the trace, not for the agent.
+
+    What a loop needs to know about a step is typed (each ``None`` when the environment does not say):
+
+    - ``outcome``: how the step's answer was judged: ``certified``, ``refuted``, ``format_error``, ``invalid``
+      (the environment could not judge: its toolchain missing, its sandbox or verifier unavailable; the reason in
+      ``info["reason"]`` or the verdict's), ``no_answer``, or an environment's own word;
+    - ``verdict``: the verifier's verdict as a dict (:meth:`proofgym.core.Verdict.to_dict`);
+    - ``components``: the reward components the step earned, summing to ``reward``;
+    - ``correct``: the answer is the right one; ``passed``: the episode reached the environment's top outcome;
+    - ``abstained``: the step's answer could not be verified, so it carries no reward signal.
+
+    Each typed field is also in ``info`` under its key (``components`` as ``reward_components``), which is what
+    traces and the HTTP contract carry; an environment may set either, and the other is filled in.
+    An invalid terminal step is neither passed nor failed, and an evaluation reports it as not judged.
 
     Unpacks as the classic four-tuple: ``observation, reward, done, info = env.step(action)``.
     """
@@ -42,6 +61,42 @@ class StepResult:
     done: bool
     truncated: bool = False
     info: Mapping[str, Any] = field(default_factory=dict)
+    outcome: str | None = None
+    verdict: Mapping[str, Any] | None = None
+    components: Mapping[str, float] | None = None
+    correct: bool | None = None
+    passed: bool | None = None
+    abstained: bool | None = None
+
+    def __post_init__(self) -> None:
+        info = dict(self.info)
+        for name, key in TYPED_INFO_KEYS.items():
+            value = getattr(self, name)
+            if value is None:
+                given = info.get(key)
+                if isinstance(given, _TYPES[name]):
+                    object.__setattr__(self, name, given)
+            elif key not in info:
+                info[key] = dict(value) if isinstance(value, Mapping) else value
+        object.__setattr__(self, "info", info)
+
+    @property
+    def outcome_score(self) -> float | None:
+        """1.0 / 0.0 when this (terminal) step ended the episode solved / unsolved; ``None`` when it is not
+        terminal or was not judged (abstained, or ``invalid``): never scored as a wrong answer, nor as a right one.
+        A truncated episode is unsolved. ``passed``, then ``correct``, then the outcome decide."""
+        if self.truncated:
+            return 0.0
+        if not self.done or self.abstained is True or self.outcome == "invalid":
+            return None
+        for flag in (self.passed, self.correct):
+            if flag is not None:
+                return float(flag)
+        if self.outcome == "certified":
+            return 1.0
+        if self.outcome in ("refuted", "format_error", "no_answer"):
+            return 0.0
+        return None
 
     def __iter__(self) -> Iterator[Any]:
         return iter((self.observation, self.reward, self.done, self.info))

@@ -21,7 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from proofgym.config import ConfigError, RunConfig, load_run_config, parse_run_config
 from proofgym.core import describe_validation_error
-from proofgym.domains import Domain, Record, build_example, get_domain
+from proofgym.domains import Domain, Record, build_example, get_domain, gold_completion
 from proofgym.envs._core import Observation, StepResult
 from proofgym.envs._tool_env import ToolEnv, ToolResult
 from proofgym.envs._tools import MAX_ACTION_CHARS, Tool, ToolCall
@@ -159,6 +159,11 @@ class RulebookEnv(ToolEnv):
         shifted = seed + self.config.seed_offset
         block, index = divmod(shifted, self._period)
         return _records(self.domain.generate, block, self._period)[index]
+
+    def oracle_actions(self, seed: int) -> list[Any]:
+        """The known-good answer to episode ``seed``: the gold completion of its record (resets the episode)."""
+        self.reset(seed)
+        return [{"tool": ANSWER_TOOL.name, "args": {"completion": gold_completion(self.domain, self.record)}}]
 
     def step(self, action: Any) -> StepResult:
         """Score the answer (a tool call or plain text); nothing in ``action`` makes this raise."""

@@ -7,12 +7,16 @@ so importing this package loads neither.
 from typing import Any
 
 from proofgym.policies._build import (
+    POLICIES,
     HFPolicyConfig,
     OpenAIPolicyConfig,
     OraclePolicyConfig,
+    PolicyKind,
     ScriptedPolicyConfig,
     build_policy,
+    policy_kind,
     policy_names,
+    register_policy,
 )
 from proofgym.policies._oracle import OraclePolicy
 from proofgym.policies._protocol import Policy, PolicyReply, PolicyRequest
@@ -35,6 +39,7 @@ def __getattr__(name: str) -> Any:
 
 
 __all__ = [
+    "POLICIES",
     "HFLocalPolicy",
     "HFPolicyConfig",
     "OpenAIChatPolicy",
@@ -42,13 +47,16 @@ __all__ = [
     "OraclePolicy",
     "OraclePolicyConfig",
     "Policy",
+    "PolicyKind",
     "PolicyReply",
     "PolicyRequest",
     "ScriptedPolicy",
     "ScriptedPolicyConfig",
     "build_policy",
     "chat_completions_url",
+    "policy_kind",
     "policy_names",
+    "register_policy",
     "read_text_action",
     "tool_instructions",
     "with_tool_instructions",

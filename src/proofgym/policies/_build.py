@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 from typing import Any, Callable, Literal, Mapping
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from proofgym.config import ConfigError
-from proofgym.core import describe_validation_error
+from proofgym.core import ConfigError, Registry, RegistryError, describe_validation_error
 from proofgym.policies._protocol import Policy
 
 
@@ -100,40 +100,71 @@ def _oracle(config: OraclePolicyConfig) -> Policy:
     return OraclePolicy(config.env_name, config.env_config, policy_id=config.policy_id)
 
 
-_KINDS: dict[str, tuple[type[BaseModel], Callable[[Any], Policy]]] = {
-    "openai": (OpenAIPolicyConfig, _openai),
-    "hf": (HFPolicyConfig, _hf),
-    "scripted": (ScriptedPolicyConfig, _scripted),
-    "oracle": (OraclePolicyConfig, _oracle),
-}
-_ALIASES = {"vllm": "openai", "openai-chat": "openai", "local": "hf"}
+@dataclass(frozen=True)
+class PolicyKind:
+    """A policy kind: ``config``, the pydantic model of its config (validated strictly), ``build(config) ->
+    Policy``, and ``builds_slowly``: true when building does real work (loads a model, builds an environment), so a
+    server builds it off its event loop."""
+
+    config: type[BaseModel]
+    build: Callable[[Any], Policy]
+    builds_slowly: bool = False
+
+
+def _check_kind(value: Any) -> PolicyKind:
+    if not isinstance(value, PolicyKind):
+        raise TypeError(f"expected a proofgym.policies.PolicyKind, got {type(value).__name__}")
+    return value
+
+
+#: Policies by name (aliases are names too). Plugins register through the ``proofgym.policies`` entry-point group
+#: with a ``"module:attribute"`` target naming a :class:`PolicyKind`.
+POLICIES: Registry[PolicyKind] = Registry("policy", "proofgym.policies", check=_check_kind)
+
+
+def register_policy(name: str, kind: PolicyKind | str) -> None:
+    """Register a policy kind under ``name``: a :class:`PolicyKind`, or a ``"module:attribute"`` string naming one."""
+    POLICIES.register(name, kind if isinstance(kind, str) else _check_kind(kind))
+
+
+def policy_kind(name: str) -> PolicyKind:
+    """The kind registered as ``name``; :class:`~proofgym.core.ConfigError` when unknown or not loadable."""
+    try:
+        return POLICIES.get(name)
+    except RegistryError as exc:
+        raise ConfigError(str(exc)) from None
+
+
+_OPENAI = PolicyKind(OpenAIPolicyConfig, _openai)
+_HF = PolicyKind(HFPolicyConfig, _hf, builds_slowly=True)
+for _name, _kind in {"openai": _OPENAI, "vllm": _OPENAI, "openai-chat": _OPENAI, "hf": _HF, "local": _HF,
+                     "scripted": PolicyKind(ScriptedPolicyConfig, _scripted),
+                     "oracle": PolicyKind(OraclePolicyConfig, _oracle, builds_slowly=True)}.items():
+    register_policy(_name, _kind)
 
 
 def policy_names() -> list[str]:
-    """Every name ``build_policy`` accepts, aliases included, sorted."""
-    return sorted([*_KINDS, *_ALIASES])
+    """Every name ``build_policy`` accepts, aliases and plugins' included, sorted."""
+    return POLICIES.names()
 
 
 def build_policy(name: str, config: Mapping[str, Any] | None = None) -> Policy:
     """A policy by ``name`` (``openai`` / ``vllm`` / ``openai-chat``, ``hf`` / ``local``, ``scripted``,
     ``oracle``), built from ``config`` validated strictly (types too): :class:`~proofgym.config.ConfigError`
     names an unknown policy, every unknown or invalid key, or a missing API key variable."""
-    kind = _ALIASES.get(name, name)
-    if kind not in _KINDS:
-        raise ConfigError(f"unknown policy {name!r}; expected one of {policy_names()}")
+    kind = policy_kind(name)
     if config is not None and not isinstance(config, Mapping):
         raise ConfigError(f"policy {name!r}: the config must be a mapping, got {type(config).__name__}")
     data = dict(config or {})
     if "api_key" in data:
         raise ConfigError(f"policy {name!r}: api_key: secrets must not be stored in configs; "
                           "set api_key_env to the name of an environment variable holding the key")
-    model, build = _KINDS[kind]
     try:
-        validated = model.model_validate(data, strict=True)  # true is not a number, "3" not an integer
+        validated = kind.config.model_validate(data, strict=True)  # true is not a number, "3" not an integer
     except ValidationError as exc:
         problems = "; ".join(describe_validation_error(error) for error in exc.errors())
         raise ConfigError(f"policy {name!r}: invalid config: {problems}") from None
     try:
-        return build(validated)
+        return kind.build(validated)
     except (ValueError, TypeError, OSError) as exc:  # a bad URL, a model path that does not exist, an env config
         raise ConfigError(f"policy {name!r}: {exc}") from None

@@ -18,7 +18,7 @@ from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 from proofgym.core import bounded_json, model_text
-from proofgym.envs import Environment, Observation, make, quick_to_make
+from proofgym.envs import Environment, Observation, StepResult, make, quick_to_make
 from proofgym.policies import Policy, PolicyReply, PolicyRequest
 from proofgym.rollouts._result import RolloutResult
 from proofgym.traces import (
@@ -103,11 +103,12 @@ async def run_rollout(
         metadata=dict(metadata or {}),
     )
     messages: list[dict[str, Any]] = []
+    last: list[StepResult] = []  # the environment's last step result: its typed fields score the episode
     budget = asyncio.timeout(max_time_s)
     try:
         try:
             async with budget:
-                await _play(env, worker, policy, session, messages, seed=seed, max_turns=max_turns)
+                await _play(env, worker, policy, session, messages, last, seed=seed, max_turns=max_turns)
         except TimeoutError:
             if not budget.expired():
                 raise
@@ -122,7 +123,7 @@ async def run_rollout(
         _end(session, "error", model_text(f"{type(exc).__name__}: {exc}"))
     finally:
         await worker.close(env)
-        result = _finish(session, messages)
+        result = _finish(session, messages, last[-1] if last else None)
         if on_finish is not None:
             try:
                 on_finish(result)
@@ -132,7 +133,7 @@ async def run_rollout(
 
 
 async def _play(env: Environment, worker: _EnvWorker, policy: Policy, session: SessionTrace,
-                messages: list[dict[str, Any]], *, seed: int, max_turns: int | None) -> None:
+                messages: list[dict[str, Any]], last: list[StepResult], *, seed: int, max_turns: int | None) -> None:
     observation: Observation = await worker.call(env.reset, seed)
     tools: list[Mapping[str, Any]] = [dict(tool) for tool in env.tools]
     accepts_text = bool(getattr(env, "accepts_text", False))
@@ -159,6 +160,7 @@ async def _play(env: Environment, worker: _EnvWorker, policy: Policy, session: S
             raise _PolicyUnavailable(f"policy {session.policy_id!r} unavailable on turn {turn}: {error}")
         action = _policy_action(reply.action) if reply.error is None else None
         result = await worker.call(env.step, action)
+        last[:] = [result]
         # What the environment returns is made from the cleaned action and its own data: not cleaned again
         # (an environment that returns what no encoder takes is a bug of its own: the trace store refuses NaN and
         # objects that are not JSON, and stores lone surrogates and NUL as U+FFFD).
@@ -169,8 +171,8 @@ async def _play(env: Environment, worker: _EnvWorker, policy: Policy, session: S
             error = model_text(str(reply.error))
             shown = Observation(f"Error: {error}", {"error": error})
             info.update(error=error, policy_error=True)
-        session.steps.append(_step_trace(len(session.steps), observation, action, result.reward, result.done,
-                                         result.truncated, info, shown, lm_calls, session.env_name))
+        session.steps.append(_step_trace(len(session.steps), observation, action, result, info, shown, lm_calls,
+                                         session.env_name))
         messages.append(_assistant_message(reply.message))
         messages.extend(_result_messages(messages[-1], shown.text))
         observation = shown
@@ -178,20 +180,21 @@ async def _play(env: Environment, worker: _EnvWorker, policy: Policy, session: S
             return
 
 
-def _step_trace(index: int, observation: Observation, action: Any, reward: float, done: bool, truncated: bool,
-                info: dict[str, Any], shown: Observation, lm_calls: list[LMCallEvent], env_name: str) -> StepTrace:
+def _step_trace(index: int, observation: Observation, action: Any, result: StepResult, info: dict[str, Any],
+                shown: Observation, lm_calls: list[LMCallEvent], env_name: str) -> StepTrace:
+    reward, done, truncated = result.reward, result.done, result.truncated
     if not (action is None or isinstance(action, (str, int, float, bool, dict, list))):
         action = bounded_json(action)  # an environment's own action object: recorded as its str
     tool, args = _tool_and_args(action, info)
-    verdict = info.get("verdict")
+    verdict = result.verdict
     verification = None
-    if isinstance(verdict, Mapping) and isinstance(verdict.get("outcome"), str):
-        # A judge called directly by the environment (the Verilog one) leaves the verifier unnamed.
+    if verdict is not None and isinstance(verdict.get("outcome"), str):
+        # A verdict that does not name its verifier is recorded under the environment's name.
         verification = VerificationEvent(verifier=str(verdict.get("verifier") or env_name), outcome=verdict["outcome"],
                                          verdict=dict(verdict))
-    components = info.get("reward_components")
+    components = result.components
     event_rewards = []
-    if isinstance(components, Mapping):
+    if components is not None:
         for key, value in components.items():
             if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) and value:
                 event_rewards.append(EventReward(value=float(value), kind="penalty" if value < 0 else "shaped",
@@ -270,35 +273,22 @@ def _end(session: SessionTrace, status: str, error: str) -> None:
         _truncate_last(session)
 
 
-def _finish(session: SessionTrace, messages: list[dict[str, Any]]) -> RolloutResult:
+def _finish(session: SessionTrace, messages: list[dict[str, Any]], last: StepResult | None) -> RolloutResult:
     session.ended_at = time.time()
     total = float(sum(step.reward for step in session.steps))
-    score = _outcome_score(session) if session.status == "ok" else None
+    score = _outcome_score(session, last) if session.status == "ok" else None
     session.outcome_reward = OutcomeReward(total=total, steps=len(session.steps), score=score)
     return RolloutResult(session=session, messages=list(messages))
 
 
-def _outcome_score(session: SessionTrace) -> float | None:
-    """1.0 / 0.0 for an episode that ended solved / unsolved; ``None`` when its verification gave no outcome."""
-    if not session.steps:
+def _outcome_score(session: SessionTrace, last: StepResult | None) -> float | None:
+    """1.0 / 0.0 for an episode that ended solved / unsolved (:attr:`StepResult.outcome_score` of its last step);
+    ``None`` when its verification gave no outcome. An episode the loop's turn limit cut short is unsolved."""
+    if not session.steps or last is None:
         return None
-    last = session.steps[-1]
-    if last.truncated:
+    if session.steps[-1].truncated:
         return 0.0  # the turns ran out before a terminal action: not solved
-    if not last.done:
-        return None
-    info = last.info
-    if info.get("abstained") is True or info.get("outcome") == "invalid":
-        return None  # not judged: never scored as a wrong answer, nor as a right one
-    for key in ("passed", "correct"):
-        if isinstance(info.get(key), bool):
-            return float(info[key])
-    outcome = info.get("outcome")
-    if outcome == "certified":
-        return 1.0
-    if outcome in ("refuted", "format_error", "no_answer"):
-        return 0.0
-    return None
+    return last.outcome_score
 
 
 def _policy_action(action: Any) -> Any:

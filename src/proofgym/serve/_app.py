@@ -12,21 +12,12 @@ from typing import Any, AsyncIterator, Collection, Mapping
 from fastapi import FastAPI, Query
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
-from pydantic import BaseModel, ValidationError
+from pydantic import ValidationError
 
 import proofgym
-from proofgym.config import ConfigError
-from proofgym.core import model_text, redact_url
+from proofgym.core import ConfigError, model_text, redact_url
 from proofgym.envs import env_names, verification_cache_usage
-from proofgym.policies import (
-    HFPolicyConfig,
-    OpenAIPolicyConfig,
-    OraclePolicyConfig,
-    Policy,
-    ScriptedPolicyConfig,
-    build_policy,
-    policy_names,
-)
+from proofgym.policies import Policy, build_policy, policy_kind, policy_names
 from proofgym.rollouts import RolloutResult, run_rollout
 from proofgym.serve._auth import api_key_from_env
 from proofgym.serve._controller import Draining, RolloutCancelled, RolloutController
@@ -48,12 +39,6 @@ logger = logging.getLogger("proofgym.serve")
 #: Policies a request may name unless the app says otherwise. A local model is left out: loading
 #: one per request is slow, and its ``model`` would let a client load any path on the server.
 DEFAULT_POLICIES: tuple[str, ...] = ("openai", "openai-chat", "vllm", "scripted", "oracle")
-_POLICY_CONFIGS: dict[str, type[BaseModel]] = {
-    "openai": OpenAIPolicyConfig, "openai-chat": OpenAIPolicyConfig, "vllm": OpenAIPolicyConfig,
-    "hf": HFPolicyConfig, "local": HFPolicyConfig, "scripted": ScriptedPolicyConfig, "oracle": OraclePolicyConfig,
-}
-# Policies whose construction does real work (an environment, a model): built off the event loop.
-_POLICIES_BUILT_OFF_LOOP = frozenset({"oracle", "hf", "local"})
 # Policy config keys a request must not set: the app would read a secret of its own environment
 # and send it to a URL the client chose.
 _SERVER_ONLY_POLICY_KEYS = ("api_key_env",)
@@ -140,7 +125,7 @@ def create_app(
     app.state.controller = controller
     app.state.recorder = recorder
     app.add_middleware(RequestGuard, api_key=key, max_body_bytes=max_body_bytes, body_timeout_s=body_timeout_s)
-    publish(app, rollout_contract(env_name=env_name, policies={name: _POLICY_CONFIGS.get(name) for name in policies},
+    publish(app, rollout_contract(env_name=env_name, policies={name: policy_kind(name).config for name in policies},
                                   base_env_config=envs.base_config, overridable=envs.overridable,
                                   server_only_keys=_SERVER_ONLY_POLICY_KEYS),
             *([require_key(("/health",))] if key is not None else []))
@@ -226,7 +211,8 @@ def create_app(
         config = envs.known_config(request.env.config)
         if config is None:  # a config not seen before: validated by building an environment, off the loop
             config = await asyncio.to_thread(envs.config_for, request.env.config)
-        if request.policy.policy_name in _POLICIES_BUILT_OFF_LOOP:
+        # A policy whose construction does real work (an environment, a model) is built off the event loop.
+        if request.policy.policy_name in allowed_policies and policy_kind(request.policy.policy_name).builds_slowly:
             policy = await asyncio.to_thread(_build_policy, request, env_name, config, allowed_policies)
         else:
             policy = _build_policy(request, env_name, config, allowed_policies)
@@ -336,17 +322,16 @@ def _build_policy(request: RolloutRequest, env_name: str, env_config: Mapping[st
             raise RequestError(("policy", "config", "env_config"), "the oracle uses the rollout's env.config; "
                                                                    "set that instead", config["env_config"])
         config["env_config"] = dict(env_config)
-    schema = _POLICY_CONFIGS.get(name)
-    if schema is not None and "inference_url" not in schema.model_fields:
+    schema = policy_kind(name).config
+    if "inference_url" not in schema.model_fields:
         # Part of the contract (it carries the correlation id) even for a policy that calls no model.
         config.pop("inference_url", None)
-    if schema is not None:
-        # JSON's types, as the published schema states them: 3.0 is an integer, "3" and true are not numbers.
-        config = {key: json_integral(value) for key, value in config.items()}
-        try:
-            schema.model_validate(config, strict=True)
-        except ValidationError as exc:
-            raise RequestError.from_validation_error(("policy", "config"), exc) from None
+    # JSON's types, as the published schema states them: 3.0 is an integer, "3" and true are not numbers.
+    config = {key: json_integral(value) for key, value in config.items()}
+    try:
+        schema.model_validate(config, strict=True)
+    except ValidationError as exc:
+        raise RequestError.from_validation_error(("policy", "config"), exc) from None
     try:
         return build_policy(name, config)
     except (ConfigError, ValueError, TypeError) as exc:

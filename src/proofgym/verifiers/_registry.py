@@ -1,33 +1,44 @@
-"""Verifier kinds by name, so run configs can pick one with ``verifier: {kind: ...}``."""
+"""Verifier kinds by name, so run configs can pick one with ``verifier: {kind: ...}``.
+
+A kind is a :class:`VerifierKind`: its options model (validated strictly from the config) and its builder. Built-in
+kinds register here; concrete packages (Verilog) and plugins register through the ``proofgym.verifiers`` entry-point
+group with a ``"module:attribute"`` target naming a :class:`VerifierKind`, imported on first use.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Mapping
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel
 
-from proofgym.core import describe_validation_error
+from proofgym.core import OptionsError, Registry, RegistryError, validate_options
 from proofgym.verifiers._protocol import Verifier
 
 
 @dataclass(frozen=True)
 class VerifierKind:
-    name: str
+    """A verifier kind: ``options``, the pydantic model of its config keys (everything beside ``kind``), and
+    ``build(options) -> Verifier``, called with validated options."""
+
     options: type[BaseModel]
     build: Callable[[Any], Verifier]
 
 
-class VerifierOptionsError(ValueError):
+def _check_kind(value: Any) -> VerifierKind:
+    if not isinstance(value, VerifierKind):
+        raise TypeError(f"expected a proofgym.verifiers.VerifierKind, got {type(value).__name__}")
+    if not (isinstance(value.options, type) and issubclass(value.options, BaseModel)):
+        raise TypeError("VerifierKind.options must be a pydantic model class")
+    return value
+
+
+class VerifierOptionsError(OptionsError):
     """A verifier's options cannot be used: invalid, or (when building) naming something that cannot be loaded.
 
     ``problems`` holds one pydantic-shaped dict per problem (``loc`` within the verifier's options, ``msg``,
     ``input``, ``type``), so that a run config can name ``verifier.<key>`` and its file.
     """
-
-    def __init__(self, message: str, problems: Iterable[Mapping[str, Any]]) -> None:
-        super().__init__(message)
-        self.problems = tuple({**problem, "loc": tuple(problem["loc"])} for problem in problems)
 
     @classmethod
     def at(cls, kind: str, key: str, messages: str | Iterable[str], value: Any = None) -> VerifierOptionsError:
@@ -37,36 +48,44 @@ class VerifierOptionsError(ValueError):
         return cls(f"verifier kind {kind!r}: {key}: {'; '.join(messages)}", problems)
 
 
-_KINDS: dict[str, VerifierKind] = {}
+VERIFIER_KINDS: Registry[VerifierKind] = Registry("verifier kind", "proofgym.verifiers", check=_check_kind)
 
 
-def register_verifier(name: str, options: type[BaseModel], build: Callable[[Any], Verifier]) -> None:
-    """Register a verifier kind: its options model (validated from config) and its builder."""
-    if name in _KINDS:
-        raise ValueError(f"verifier kind {name!r} is already registered")
-    _KINDS[name] = VerifierKind(name, options, build)
+def register_verifier(name: str, options: type[BaseModel] | str, build: Callable[[Any], Verifier] | None = None,
+                      ) -> None:
+    """Register a verifier kind: its options model (validated from config) and its builder, or a
+    ``"module:attribute"`` string naming a :class:`VerifierKind`, imported on first use."""
+    if isinstance(options, str):
+        VERIFIER_KINDS.register(name, options)
+        return
+    if build is None:
+        raise TypeError("register_verifier needs a builder with an options model")
+    VERIFIER_KINDS.register(name, _check_kind(VerifierKind(options, build)))
 
 
 def verifier_kinds() -> list[str]:
-    return sorted(_KINDS)
+    """Every registered verifier kind, plugins' included, sorted."""
+    return VERIFIER_KINDS.names()
+
+
+def verifier_kind(kind: str) -> VerifierKind:
+    """The registered kind ``kind``; :class:`VerifierOptionsError` (at ``kind``) when it is unknown or cannot be
+    loaded."""
+    try:
+        return VERIFIER_KINDS.get(kind)
+    except RegistryError as exc:
+        raise VerifierOptionsError(str(exc), [{"loc": ("kind",), "msg": str(exc), "input": kind,
+                                               "type": "value_error"}]) from None
 
 
 def validate_verifier_options(kind: str, options: Mapping[str, Any]) -> BaseModel:
     """Validate ``options`` for ``kind`` strictly (``true`` is not a number, ``"3"`` not an integer);
     :class:`VerifierOptionsError` names the unknown kind or each bad key."""
-    if kind not in _KINDS:
-        message = f"unknown verifier kind {kind!r}; expected one of {verifier_kinds()}"
-        raise VerifierOptionsError(message, [{"loc": ("kind",), "msg": message, "input": kind, "type": "value_error"}])
-    try:
-        return _KINDS[kind].options.model_validate(dict(options), strict=True)
-    except ValidationError as exc:
-        errors = exc.errors(include_url=False, include_context=False)
-        problems = "; ".join(map(describe_validation_error, errors))
-        raise VerifierOptionsError(f"invalid options for verifier kind {kind!r}: {problems}", errors) from None
+    return validate_options(f"verifier kind {kind!r}", verifier_kind(kind).options, options, VerifierOptionsError)
 
 
 def build_verifier(kind: str, options: BaseModel | Mapping[str, Any]) -> Verifier:
     """Build a verifier of ``kind`` from validated (or raw) options."""
     if not isinstance(options, BaseModel):
         options = validate_verifier_options(kind, options)
-    return _KINDS[kind].build(options)
+    return verifier_kind(kind).build(options)

@@ -7,10 +7,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from pydantic import BaseModel, ConfigDict, Field
+
 from proofgym.core import Claim
-from proofgym.parsers import ParseLimits, ParseResult
-from proofgym.parsers._response import read_response
-from proofgym.parsers._result import Rejection, parse_guarded
+from proofgym.parsers import LimitsConfig, ParseLimits, ParseResult, ParserKind, Rejection, parse_guarded, read_response
 from proofgym.verilog._problem import Problem
 from proofgym.verilog._problem_loader import interface
 from proofgym.verilog._verifier import canonical_design, design_claim
@@ -126,3 +126,30 @@ def _message_text(message: Any) -> str:
         return "\n".join(part["text"] for part in content
                          if isinstance(part, Mapping) and isinstance(part.get("text"), str))
     return ""
+
+
+class VerilogParserOptions(BaseModel):
+    """Run-config options of the ``verilog`` parser kind: where problems are looked up, which one is answered, and
+    (optionally) the bounds on what is read (default: :class:`VerilogParser`'s 60,000 characters)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    problems: str = Field("builtin", min_length=1,
+                          description="'builtin' or a VerilogEval folder, to look problems up in")
+    problem_id: str | None = Field(None, description="the one problem answered (default: the prompt's "
+                                                     "<!-- problem: ID --> marker)")
+    limits: LimitsConfig | None = None
+
+
+def build_verilog_parser(options: VerilogParserOptions) -> VerilogParser:
+    from proofgym.verilog import builtin_problems, load_verilogeval
+
+    problems = (builtin_problems() if options.problems == "builtin"
+                else {p.id: p for p in load_verilogeval(options.problems)})
+    if options.limits is None:
+        return VerilogParser(problems, problem_id=options.problem_id)
+    return VerilogParser(problems, problem_id=options.problem_id, limits=options.limits.limits())
+
+
+#: The ``verilog`` parser kind, registered through the ``proofgym.parsers`` entry point (pyproject.toml).
+VERILOG_PARSER = ParserKind(VerilogParserOptions, build_verilog_parser)

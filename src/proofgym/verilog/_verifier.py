@@ -5,18 +5,17 @@ from __future__ import annotations
 import asyncio
 import os
 from concurrent.futures import ThreadPoolExecutor
-from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
+from typing import Any, Iterable, Mapping, Sequence
 
 from pydantic import Field
 
 from proofgym.core import Claim, ErrorKind, Verdict, invalid
+from proofgym.runtime import RuntimeConfig
+from proofgym.verifiers import VerifierKind
 from proofgym.verilog._judge import VERIFIER_NAME, ReferenceRunError, judge, reference_samples
 from proofgym.verilog._judge_config import JUDGE_VERSION, JudgeConfig
 from proofgym.verilog._problem import Problem
 from proofgym.verilog._problem_loader import builtin_problems, load_verilogeval
-
-if TYPE_CHECKING:
-    from proofgym.runtime import RuntimeConfig
 
 
 def canonical_design(design: str) -> str:
@@ -117,8 +116,6 @@ def recommended_runtime_config(config: JudgeConfig | None = None, *, workers: in
     timeout above the judge's own limits (a reference run plus a judge run), so the judge's
     ``timeout`` verdict, not the runtime's ``INVALID``, reports a hanging design.
     """
-    from proofgym.runtime import RuntimeConfig  # the runtime imports the verifiers package, which imports us
-
     config = config or JudgeConfig()
     workers = workers or os.cpu_count() or 1
     settings: dict[str, Any] = {
@@ -143,3 +140,7 @@ def build_verilog_verifier(options: VerilogVerifierOptions) -> VerilogVerifier:
     else:
         problems = {problem.id: problem for problem in load_verilogeval(options.problems)}
     return VerilogVerifier(problems, config=JudgeConfig(**options.model_dump(exclude={"problems"})))
+
+
+#: The ``verilog`` verifier kind, registered through the ``proofgym.verifiers`` entry point (pyproject.toml).
+VERILOG_VERIFIER = VerifierKind(VerilogVerifierOptions, build_verilog_verifier)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any, Iterable, Mapping
 
-from proofgym.core import describe_validation_error
+from proofgym.core._validation import describe_validation_error
 
 
 class ConfigError(ValueError):
@@ -74,3 +74,30 @@ def _shown(value: Any) -> str:
     if isinstance(value, str):
         return json.dumps(value if len(value) <= 40 else value[:39] + "…")
     return {dict: "a mapping", list: "a list"}.get(type(value), type(value).__name__)
+
+
+class OptionsError(ValueError):
+    """The options of a registered kind (a verifier's, a parser's) cannot be used: invalid, or (when building) naming
+    something that cannot be loaded.
+
+    ``problems`` holds one pydantic-shaped dict per problem (``loc`` within the kind's options, ``msg``, ``input``,
+    ``type``), so that a run config can name ``<section>.<key>`` and its file.
+    """
+
+    def __init__(self, message: str, problems: Iterable[Mapping[str, Any]]) -> None:
+        super().__init__(message)
+        self.problems = tuple({**problem, "loc": tuple(problem["loc"])} for problem in problems)
+
+
+def validate_options(what: str, model: Any, options: Mapping[str, Any], error: type[OptionsError] = OptionsError,
+                     ) -> Any:
+    """``options`` validated strictly by the pydantic ``model`` (``true`` is not a number, ``"3"`` not an integer);
+    ``error`` (an :class:`OptionsError`) names ``what`` and each bad key."""
+    from pydantic import ValidationError
+
+    try:
+        return model.model_validate(dict(options), strict=True)
+    except ValidationError as exc:
+        errors = exc.errors(include_url=False, include_context=False)
+        problems = "; ".join(map(describe_validation_error, errors))
+        raise error(f"invalid options for {what}: {problems}", errors) from None
