@@ -12,7 +12,7 @@ from rich.table import Table
 
 import proofgym
 from proofgym.config import ConfigError, load_run_config
-from proofgym.cli._completions import read_completions
+from proofgym.cli._completion_file import read_completions
 from proofgym.cli._eval import eval_command
 from proofgym.cli._demo import demo_command
 from proofgym.cli._errors import fail
