@@ -7,7 +7,7 @@ from enum import StrEnum
 from typing import Any, Callable, Mapping, Sequence
 
 from proofgym.core import Claim, ErrorKind, Outcome, RejectedFact, Verdict
-from proofgym.verifiers._protocol import TransientVerifierError
+from proofgym.verifiers import TransientVerifierError
 
 
 def certified(decision: str | None = None, **fields: Any) -> Verdict:
