@@ -12,12 +12,14 @@ STAMP := $(VENV)/.installed
 system-packages:
 	@PYTHON=$(PYTHON) bash scripts/system_packages.sh
 
-$(STAMP): pyproject.toml | system-packages
+$(STAMP): pyproject.toml examples/plugin/pyproject.toml | system-packages
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	# torch first, so that nothing that depends on it pulls a CUDA build
 	$(BIN)/python -m pip install --quiet 'torch==2.13.0'
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	# the example plugin (examples/plugin): the tests show it works through entry points alone
+	$(BIN)/python -m pip install --quiet --no-deps -e examples/plugin
 	touch $(STAMP)
 
 setup: $(STAMP)

@@ -1,0 +1,120 @@
+"""A proofgym plugin in one file: the ``parity`` verifier kind and the ``parity`` environment.
+
+The task: say whether a number is even or odd, restating it as the fact ``n``::
+
+    <decision>{"facts": {"n": 7}, "classification": "odd"}</decision>
+
+The verifier certifies the claimed parity of the asserted ``n`` and refutes a wrong one (or a missing ``n``). The
+environment asks about a number per seed and scores the answer through proofgym's own reward path (parser ->
+verification runtime -> this verifier -> shaper), so it gets the runtime's cache, breaker and metrics for free.
+Nothing in proofgym names this package: ``pyproject.toml``'s entry points register both.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any, Sequence
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from proofgym.config import parse_run_config
+from proofgym.core import Claim, Outcome, RejectedFact, Verdict
+from proofgym.envs import Observation, StepResult, Tool, ToolCall, ToolEnv, ToolResult
+from proofgym.verifiers import VerifierKind
+
+DECISIONS = ("even", "odd")
+
+
+# --- the verifier kind -------------------------------------------------------------------------------------------
+class ParityOptions(BaseModel):
+    """The ``verifier:`` keys of a run config with ``kind: parity``."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    max_abs: int = Field(10**9, ge=1, description="numbers past this magnitude are refused as facts")
+
+
+class ParityVerifier:
+    name, version = "parity", "1"
+    uses_decision = True
+
+    def __init__(self, options: ParityOptions) -> None:
+        self.options = options
+
+    async def verify_many(self, claims: Sequence[Claim]) -> list[Verdict]:
+        return [self.verify(claim) for claim in claims]
+
+    def verify(self, claim: Claim) -> Verdict:
+        n = claim.fact_value("n") if "n" in claim.facts else None
+        if not isinstance(n, int) or isinstance(n, bool) or abs(n) > self.options.max_abs:
+            rejected = RejectedFact("n", n, ("must be an integer of magnitude at most "
+                                             f"{self.options.max_abs}",))
+            return Verdict(Outcome.REFUTED, decision=claim.decision, rejected_facts=(rejected,),
+                           reason="no usable fact 'n'")
+        parity = DECISIONS[n % 2]
+        outcome = Outcome.CERTIFIED if claim.decision == parity else Outcome.REFUTED
+        return Verdict(outcome, decision=parity, evidence={"n": n, "parity": parity},
+                       reason=f"{n} is {parity}")
+
+
+PARITY_VERIFIER = VerifierKind(ParityOptions, ParityVerifier)
+
+
+# --- the environment ---------------------------------------------------------------------------------------------
+RUN_CONFIG = {
+    "name": "parity",
+    "parser": {"kind": "json_block", "decisions": list(DECISIONS), "require_facts": True},
+    "verifier": {"kind": "parity"},
+}
+ANSWER = Tool("answer", "Give your answer: one <decision> block.",
+              {"type": "object", "properties": {"completion": {"type": "string"}}, "required": ["completion"]})
+
+
+class ParityEnv(ToolEnv):
+    """Single-turn: is the seed's number even or odd? ``max_value`` bounds the numbers asked about."""
+
+    accepts_text = True
+
+    def __init__(self, *, max_value: int = 1000) -> None:
+        if not isinstance(max_value, int) or isinstance(max_value, bool) or max_value < 1:
+            raise ValueError(f"max_value must be a positive integer, got {max_value!r}")
+        super().__init__([ANSWER], max_turns=1)
+        self.max_value = max_value
+        self.reward_function = parse_run_config(RUN_CONFIG).reward_function()
+        self.n = 0
+
+    def number(self, seed: int) -> int:
+        return random.Random(seed).randint(0, self.max_value)
+
+    def oracle_actions(self, seed: int) -> list[Any]:
+        n = self.number(seed)
+        answer = f'<decision>{{"facts": {{"n": {n}}}, "classification": "{DECISIONS[n % 2]}"}}</decision>'
+        return [{"tool": "answer", "args": {"completion": answer}}]
+
+    def step(self, action: Any) -> StepResult:
+        if isinstance(action, str):  # a plain-text reply is the answer
+            action = ToolCall("answer", {"completion": action})
+        return super().step(action)
+
+    def _reset(self, seed: int) -> Observation:
+        self.n = self.number(seed)
+        text = (f"Is {self.n} even or odd? Answer with "
+                '<decision>{"facts": {"n": N}, "classification": "even" or "odd"}</decision>.')
+        return Observation(text, {"n": self.n})
+
+    def _call_tool(self, call: ToolCall) -> ToolResult:
+        prompt = f"Is {self.n} even or odd?"
+        gold = DECISIONS[self.n % 2]
+        item = self.reward_function.score([prompt], [call.args["completion"]],
+                                          [{"gold": gold, "source_facts": {"n": self.n}}])[0]
+        # The top outcome: the certified decision is the gold one, on the asked number itself (grounded).
+        passed = all(item.components.get(name) == 1.0 for name in ("certified", "correct", "grounded"))
+        info = {"tool": "answer", "outcome": item.outcome, "passed": passed,
+                "correct": item.components.get("correct") == 1.0, "abstained": item.reward is None,
+                "verdict": None if item.verdict is None else item.verdict.to_dict(), "reason": item.reason}
+        rewards = {} if item.reward is None else {"answer": item.reward}
+        return ToolResult(Observation(f"Answer scored: {item.outcome}.", {"outcome": item.outcome}), rewards,
+                          done=True, info=info)
+
+    def _close(self) -> None:
+        self.reward_function.close()
