@@ -5,6 +5,7 @@ kind uses, and the error every config problem is reported with."""
 from proofgym.core._claim import Claim
 from proofgym.core._config_error import ConfigError, OptionsError, config_problems, problem_line, validate_options
 from proofgym.core._json_limits import JSONLimitProblem, json_limit_problem
+from proofgym.core._limits import MAX_DEPTH, MAX_INT_DIGITS, digits_past_limit, has_digit_run, nests_deeper_than
 from proofgym.core._redact import is_secret_name, redact_url
 from proofgym.core._registry import Registry, RegistryError, load_target
 from proofgym.core._text import bounded_json, model_text, text_bytes
@@ -12,8 +13,9 @@ from proofgym.core._validation import describe_validation_error
 from proofgym.core._verdict import ErrorKind, Outcome, RejectedFact, Verdict, invalid
 
 __all__ = [
-    "Claim", "ConfigError", "ErrorKind", "JSONLimitProblem", "OptionsError", "Outcome", "Registry", "RegistryError",
-    "RejectedFact", "Verdict", "bounded_json", "config_problems", "describe_validation_error", "invalid",
-    "is_secret_name", "json_limit_problem", "load_target", "model_text", "problem_line", "redact_url", "text_bytes",
-    "validate_options",
+    "MAX_DEPTH", "MAX_INT_DIGITS", "Claim", "ConfigError", "ErrorKind", "JSONLimitProblem", "OptionsError", "Outcome",
+    "Registry", "RegistryError", "RejectedFact", "Verdict", "bounded_json", "config_problems",
+    "describe_validation_error", "digits_past_limit", "has_digit_run", "invalid", "is_secret_name",
+    "json_limit_problem", "load_target", "model_text", "nests_deeper_than", "problem_line", "redact_url",
+    "text_bytes", "validate_options",
 ]

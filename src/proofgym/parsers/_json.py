@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from proofgym.core._limits import nests_deeper_than
+from proofgym.core import nests_deeper_than
 from proofgym.parsers._limits import ParseLimits
 from proofgym.parsers._result import Rejection
 

@@ -3,8 +3,8 @@
 Doing these here, rather than in route dependencies, fixes the order a client sees: 401 for a
 missing or wrong key (whatever the body), then 413 for an oversized body (declared in
 ``Content-Length`` or streamed without one), then 422 for JSON nested deeper than
-:data:`~proofgym.core._limits.MAX_DEPTH` levels or with an integer of more than
-:data:`~proofgym.core._limits.MAX_INT_DIGITS` digits (the parser would fail on such a body before any
+:data:`~proofgym.core.MAX_DEPTH` levels or with an integer of more than
+:data:`~proofgym.core.MAX_INT_DIGITS` digits (the parser would fail on such a body before any
 field could be named, and what could be parsed could not be recorded exactly), and only then the
 app's own 422 for an invalid body. A body within the limits is read once and replayed to the app.
 """
@@ -14,8 +14,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any, Awaitable, Callable, Collection, MutableMapping
 
-from proofgym.core import json_limit_problem
-from proofgym.core._limits import MAX_DEPTH
+from proofgym.core import MAX_DEPTH, json_limit_problem
 from proofgym.serve._auth import key_matches, presented_key
 from proofgym.serve._json import json_bytes
 

@@ -15,8 +15,7 @@ from __future__ import annotations
 from dataclasses import asdict
 from typing import Any, Callable, Literal, Mapping
 
-from proofgym.core import bounded_json, model_text
-from proofgym.core._limits import MAX_INT_DIGITS, has_digit_run
+from proofgym.core import MAX_INT_DIGITS, bounded_json, has_digit_run, model_text
 from proofgym.serve._json import json_bytes
 from proofgym.serve._models import (
     PipelineMetadata,
