@@ -5,11 +5,13 @@ Built in: ``python``, ``ambertrace``, ``rulebook``. Other kinds (``verilog``, pl
 """
 
 from proofgym.verifiers._ambertrace import AmberTraceOptions, AmberTraceVerifier, build_ambertrace_verifier
+from proofgym.verifiers._examples import python_examples, rulebook_examples
 from proofgym.verifiers._function import FunctionVerifier, FunctionVerifierOptions, build_function_verifier
 from proofgym.verifiers._protocol import TransientVerifierError, Verifier
 from proofgym.verifiers._rulebook import RulebookOptions, RulebookVerifier, build_rulebook_verifier, verdict_from_report
 from proofgym.verifiers._registry import (
     VERIFIER_KINDS,
+    VerifierExample,
     VerifierKind,
     VerifierOptionsError,
     build_verifier,
@@ -19,9 +21,10 @@ from proofgym.verifiers._registry import (
     verifier_kinds,
 )
 
-register_verifier("python", FunctionVerifierOptions, build_function_verifier)
+register_verifier("python", VerifierKind(FunctionVerifierOptions, build_function_verifier, python_examples))
+# A hosted backend: its cases need the service (tests/verifiers replays recorded payloads instead).
 register_verifier("ambertrace", AmberTraceOptions, build_ambertrace_verifier)
-register_verifier("rulebook", RulebookOptions, build_rulebook_verifier)
+register_verifier("rulebook", VerifierKind(RulebookOptions, build_rulebook_verifier, rulebook_examples))
 
 __all__ = [
     "AmberTraceVerifier",
@@ -30,6 +33,7 @@ __all__ = [
     "TransientVerifierError",
     "VERIFIER_KINDS",
     "Verifier",
+    "VerifierExample",
     "VerifierKind",
     "VerifierOptionsError",
     "build_verifier",

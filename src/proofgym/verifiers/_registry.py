@@ -8,21 +8,37 @@ group with a ``"module:attribute"`` target naming a :class:`VerifierKind`, impor
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable, Mapping
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from pydantic import BaseModel
 
-from proofgym.core import OptionsError, Registry, RegistryError, validate_options
+from proofgym.core import Claim, OptionsError, Registry, RegistryError, validate_options
 from proofgym.verifiers._protocol import Verifier
+
+
+@dataclass(frozen=True)
+class VerifierExample:
+    """A known case of a verifier kind: with ``options``, the claim ``right`` is certified and ``wrong`` is not
+    (a verdict certifies a claim when its outcome is ``certified`` and its decision, if it names one, is the
+    claim's: a kind that derives the decision from the facts certifies what it derived)."""
+
+    options: Mapping[str, Any]
+    right: Claim
+    wrong: Claim
 
 
 @dataclass(frozen=True)
 class VerifierKind:
     """A verifier kind: ``options``, the pydantic model of its config keys (everything beside ``kind``), and
-    ``build(options) -> Verifier``, called with validated options."""
+    ``build(options) -> Verifier``, called with validated options.
+
+    ``examples()`` (optional, but expected of every kind that runs offline) returns known cases: the test suite
+    checks, for every registered kind, that each right claim is certified and each wrong one is not.
+    """
 
     options: type[BaseModel]
     build: Callable[[Any], Verifier]
+    examples: Callable[[], Sequence[VerifierExample]] | None = None
 
 
 def _check_kind(value: Any) -> VerifierKind:
@@ -51,12 +67,12 @@ class VerifierOptionsError(OptionsError):
 VERIFIER_KINDS: Registry[VerifierKind] = Registry("verifier kind", "proofgym.verifiers", check=_check_kind)
 
 
-def register_verifier(name: str, options: type[BaseModel] | str, build: Callable[[Any], Verifier] | None = None,
-                      ) -> None:
-    """Register a verifier kind: its options model (validated from config) and its builder, or a
-    ``"module:attribute"`` string naming a :class:`VerifierKind`, imported on first use."""
-    if isinstance(options, str):
-        VERIFIER_KINDS.register(name, options)
+def register_verifier(name: str, options: type[BaseModel] | VerifierKind | str,
+                      build: Callable[[Any], Verifier] | None = None) -> None:
+    """Register a verifier kind: a :class:`VerifierKind`, its options model (validated from config) and its
+    builder, or a ``"module:attribute"`` string naming a :class:`VerifierKind`, imported on first use."""
+    if isinstance(options, (str, VerifierKind)):
+        VERIFIER_KINDS.register(name, options if isinstance(options, str) else _check_kind(options))
         return
     if build is None:
         raise TypeError("register_verifier needs a builder with an options model")

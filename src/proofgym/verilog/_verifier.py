@@ -11,7 +11,7 @@ from pydantic import Field
 
 from proofgym.core import Claim, ErrorKind, Verdict, invalid
 from proofgym.runtime import RuntimeConfig
-from proofgym.verifiers import VerifierKind
+from proofgym.verifiers import VerifierExample, VerifierKind
 from proofgym.verilog._judge import VERIFIER_NAME, ReferenceRunError, judge, reference_samples
 from proofgym.verilog._judge_config import JUDGE_VERSION, JudgeConfig
 from proofgym.verilog._problem import Problem
@@ -142,5 +142,12 @@ def build_verilog_verifier(options: VerilogVerifierOptions) -> VerilogVerifier:
     return VerilogVerifier(problems, config=JudgeConfig(**options.model_dump(exclude={"problems"})))
 
 
+def verilog_examples() -> list[VerifierExample]:
+    """Known cases: the built-in and-gate, solved by ``a & b`` and not by ``a | b``."""
+    problem = builtin_problems()["Prob001_and_gate"]
+    design = "module TopModule(input a, input b, output out);\n  assign out = a {} b;\nendmodule\n"
+    return [VerifierExample({}, design_claim(problem, design.format("&")), design_claim(problem, design.format("|")))]
+
+
 #: The ``verilog`` verifier kind, registered through the ``proofgym.verifiers`` entry point (pyproject.toml).
-VERILOG_VERIFIER = VerifierKind(VerilogVerifierOptions, build_verilog_verifier)
+VERILOG_VERIFIER = VerifierKind(VerilogVerifierOptions, build_verilog_verifier, verilog_examples)

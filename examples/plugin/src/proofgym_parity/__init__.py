@@ -20,7 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from proofgym.config import parse_run_config
 from proofgym.core import Claim, Outcome, RejectedFact, Verdict
 from proofgym.envs import Observation, StepResult, Tool, ToolCall, ToolEnv, ToolResult
-from proofgym.verifiers import VerifierKind
+from proofgym.verifiers import VerifierExample, VerifierKind
 
 DECISIONS = ("even", "odd")
 
@@ -57,7 +57,14 @@ class ParityVerifier:
                        reason=f"{n} is {parity}")
 
 
-PARITY_VERIFIER = VerifierKind(ParityOptions, ParityVerifier)
+def parity_examples() -> list[VerifierExample]:
+    """Known cases, which proofgym's test suite checks for every registered kind: right ones certify, wrong ones
+    do not."""
+    return [VerifierExample({}, Claim("odd", {"n": 7}), Claim("even", {"n": 7})),
+            VerifierExample({"max_abs": 10}, Claim("even", {"n": 10}), Claim("even", {"n": 12}))]
+
+
+PARITY_VERIFIER = VerifierKind(ParityOptions, ParityVerifier, parity_examples)
 
 
 # --- the environment ---------------------------------------------------------------------------------------------

@@ -1,0 +1,39 @@
+"""Invariants every registered environment meets, plugins' included (they run for an environment as soon as it is
+registered): the oracle's known-good actions earn the top outcome, and a reply that is no answer does not."""
+
+import asyncio
+
+import pytest
+
+from proofgym.envs import env_names
+from proofgym.policies import OraclePolicy, ScriptedPolicy
+from proofgym.rollouts import run_rollout
+
+SEEDS = (0, 1, 7)
+
+
+def _skip_if_not_judged(result):
+    reason = result.invalid_reason
+    if reason is not None and "not installed" in reason:
+        pytest.skip(f"{result.session.env_name}: {reason}")
+
+
+@pytest.mark.parametrize("name", env_names())
+def test_the_oracle_earns_the_top_outcome(name):
+    policy = OraclePolicy(name)
+    try:
+        for seed in SEEDS:
+            result = asyncio.run(run_rollout(name, seed=seed, policy=policy))
+            _skip_if_not_judged(result)
+            assert result.status == "ok", result.session.error
+            assert result.outcome_score == 1.0, (name, seed, result.session.steps[-1].info)
+    finally:
+        asyncio.run(policy.aclose())
+
+
+@pytest.mark.parametrize("name", env_names())
+def test_a_reply_that_is_no_answer_does_not(name):
+    for seed in SEEDS:
+        policy = ScriptedPolicy(["I would rather not say."] * 50)
+        result = asyncio.run(run_rollout(name, seed=seed, policy=policy, max_turns=50))
+        assert result.outcome_score != 1.0, (name, seed)
