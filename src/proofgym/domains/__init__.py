@@ -15,11 +15,14 @@ from proofgym.domains._dataset import (
     write_jsonl,
 )
 from proofgym.domains._domain import Domain, Record, domain_names, get_domain, register_domain
+# The grant domain's income limit (inclusive): the boundary its records probe, and the demo reports apart.
+from proofgym.domains._grant_eligibility import INCOME_THRESHOLD as GRANT_INCOME_THRESHOLD
 
 register_domain(_grant_eligibility.DOMAIN)
 register_domain(_loan.DOMAIN)
 
 __all__ = [
+    "GRANT_INCOME_THRESHOLD",
     "Domain",
     "Record",
     "build_dataset",

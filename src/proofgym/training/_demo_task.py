@@ -24,8 +24,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from proofgym.config import RunConfig, parse_run_config
-from proofgym.domains import Record, get_domain, gold_decision
-from proofgym.domains._grant_eligibility import INCOME_THRESHOLD
+from proofgym.domains import GRANT_INCOME_THRESHOLD, Record, get_domain, gold_decision
 
 DOMAIN_NAME = "grant_eligibility"
 
@@ -135,7 +134,7 @@ def _row(record: Record) -> dict[str, Any]:
 
 def _cell(facts: Mapping[str, Any]) -> str:
     cell = _fired_decision_rules(facts)
-    if not cell.startswith("deny") and facts.get("annual_income") == INCOME_THRESHOLD:
+    if not cell.startswith("deny") and facts.get("annual_income") == GRANT_INCOME_THRESHOLD:
         cell += "@income_at_threshold"
     return cell
 
