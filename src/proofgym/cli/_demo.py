@@ -10,7 +10,7 @@ import typer
 from rich.console import Console
 
 from proofgym.cli._errors import print_error
-from proofgym.training._demo import DEFAULT_STEPS
+from proofgym.training import DEFAULT_DEMO_STEPS
 
 console = Console()
 
@@ -18,7 +18,7 @@ console = Console()
 def demo_command(
     out: Path = typer.Option(Path("runs/demo"), "--out", help="Output folder (metrics, curve, traces, policy)."),
     seed: int = typer.Option(0, "--seed", help="Seed of the model's weights, the training rows and sampling."),
-    steps: Optional[int] = typer.Option(None, "--steps", min=1, help=f"GRPO steps (default {DEFAULT_STEPS}, "
+    steps: Optional[int] = typer.Option(None, "--steps", min=1, help=f"GRPO steps (default {DEFAULT_DEMO_STEPS}, "
                                                                        "the tested count)."),
     quick: bool = typer.Option(False, "--quick", help="A few steps of every phase: checks the pipeline, "
                                                       "does not learn."),

@@ -88,8 +88,7 @@ def run_training(run: RunConfig, *, steps: int | None = None, output_dir: str | 
     from transformers import TrainerCallback
     from transformers.trainer_callback import PrinterCallback, ProgressCallback
 
-    from proofgym.training._heldout import evaluate_heldout
-    from proofgym.training._report import MetricsLog
+    from proofgym.training import MetricsLog, evaluate_heldout
 
     status = on_status or (lambda message: None)
     out = Path(output_dir if output_dir is not None else train.output_dir).expanduser()
@@ -170,7 +169,7 @@ def load_model(train: TrainConfig) -> tuple[Any, Any]:
 
     cuda = torch.cuda.is_available()
     if train.is_tiny:
-        from proofgym.training._tiny import build_tiny_model
+        from proofgym.training import build_tiny_model
 
         model, tokenizer = build_tiny_model(train.model_cache_dir, seed=train.seed)
         return (model.to("cuda") if cuda else model), prepare_tokenizer(tokenizer)
@@ -204,7 +203,7 @@ def training_rows(run: RunConfig, train: TrainConfig, tokenizer: Any) -> tuple[l
     if data.file is not None:
         rows = read_rows(data.file)
     elif data.prompt_format == "compact":
-        from proofgym.training._demo_task import demo_rows
+        from proofgym.training import demo_rows
 
         # As the demo draws them: records whose facts are a held-out row's are skipped, and more drawn.
         rows = demo_rows(data.seed, data.n,
@@ -231,10 +230,10 @@ def domain_rows(name: str | None, seed: int, n: int, prompt_format: str, chat: b
     except KeyError as exc:
         raise ConfigError(f"train.dataset.domain: {exc.args[0]}") from None
     if prompt_format == "compact":
-        from proofgym.training._demo_task import DOMAIN_NAME, demo_rows
+        from proofgym.training import DEMO_DOMAIN_NAME, demo_rows
 
-        if domain.name != DOMAIN_NAME:
-            raise ConfigError(f"train.dataset.prompt_format: compact exists for domain {DOMAIN_NAME!r} only")
+        if domain.name != DEMO_DOMAIN_NAME:
+            raise ConfigError(f"train.dataset.prompt_format: compact exists for domain {DEMO_DOMAIN_NAME!r} only")
         return demo_rows(seed, n)
     rows = []
     for record in domain.generate(seed, n):
@@ -292,7 +291,7 @@ def curriculum(train: TrainConfig, rows: list[dict[str, Any]]) -> Any:
 
 def warm_up(run: RunConfig, train: TrainConfig, model: Any, tokenizer: Any, rows: list[dict[str, Any]]) -> list[float]:
     """The format warm-up of ``train.warmup`` (see :class:`~proofgym.config.WarmupSettings`); the losses."""
-    from proofgym.training._sft import SFTConfig, sft_warmup
+    from proofgym.training import SFTConfig, sft_warmup
 
     assert train.warmup is not None
     parser = run.parser

@@ -269,7 +269,7 @@ class ProofgymGRPOTrainer(GRPOTrainer):
 
 
 class WeightAverageCallback(TrainerCallback):
-    """Keeps proofgym's :class:`~proofgym.training._average.WeightAverage` of the policy (an exponential
+    """Keeps proofgym's :class:`~proofgym.training.WeightAverage` of the policy (an exponential
     moving average of its weights, folded in after every step, with a smaller decay for the first
     ``1 / (1 - decay)`` steps) and puts it into the model when training ends: the model saved and
     evaluated is the average.
@@ -283,7 +283,7 @@ class WeightAverageCallback(TrainerCallback):
         self.decay, self.average = decay, None
 
     def on_train_begin(self, args: Any, state: Any, control: Any, model: Any = None, **kwargs: Any) -> None:
-        from proofgym.training._average import WeightAverage
+        from proofgym.training import WeightAverage
 
         self.average = WeightAverage(model, self.decay)
 

@@ -4,8 +4,11 @@ Importing this package is light: torch and transformers are imported inside the 
 them (install the ``train`` extra to call those).
 """
 
+from proofgym.training._average import WeightAverage
 from proofgym.training._curriculum import BranchCurriculum
+from proofgym.training._demo import DEFAULT_STEPS as DEFAULT_DEMO_STEPS
 from proofgym.training._demo import DemoResult, DemoSettings, run_demo
+from proofgym.training._demo_task import DOMAIN_NAME as DEMO_DOMAIN_NAME
 from proofgym.training._demo_task import demo_completion, demo_rows, demo_run_config
 from proofgym.training._generate import Generation, generate
 from proofgym.training._grpo import (
@@ -23,6 +26,8 @@ from proofgym.training._sft import SFTConfig, sft_warmup
 from proofgym.training._tiny import TinyModelConfig, build_tiny_model
 
 __all__ = [
+    "DEFAULT_DEMO_STEPS",
+    "DEMO_DOMAIN_NAME",
     "BranchCurriculum",
     "CompactGRPO",
     "DemoResult",
@@ -36,6 +41,7 @@ __all__ = [
     "SFTConfig",
     "StepResult",
     "TinyModelConfig",
+    "WeightAverage",
     "build_tiny_model",
     "demo_completion",
     "demo_rows",
