@@ -43,7 +43,7 @@ def train_command(
     reward_curve.png, summary.json and the final model (plus checkpoints) into the output directory;
     scores the held-out rows greedily before and after training, per rule branch.
     """
-    from proofgym.integrations._train_run import run_training
+    from proofgym.integrations import run_training
 
     try:
         run = load_run_config(config)
@@ -101,7 +101,7 @@ def serve_reward_command(
     The API key comes from PROOFGYM_API_KEY (or ENVIRONMENT_API_KEY), sent as X-API-Key or
     Authorization: Bearer; without one the server only binds a loopback address.
     """
-    from proofgym.integrations._openrlhf import reward_api_key, serve_reward
+    from proofgym.integrations import reward_api_key, serve_reward
 
     if not math.isfinite(invalid_fill):
         fail("--invalid-fill must be a finite number")

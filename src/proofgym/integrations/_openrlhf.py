@@ -146,8 +146,7 @@ def create_reward_app(source: Any, *, api_key: str | None = None, invalid_fill: 
     from fastapi.responses import JSONResponse
 
     from proofgym.integrations._reward_schema import reward_contract
-    from proofgym.serve import RequestGuard, SafeJSONResponse
-    from proofgym.serve._openapi import error_responses, publish, require_key
+    from proofgym.serve import RequestGuard, SafeJSONResponse, error_responses, publish, require_key
 
     if not math.isfinite(invalid_fill):
         raise ValueError(f"invalid_fill must be a finite number, got {invalid_fill}")
@@ -234,8 +233,7 @@ def serve_reward(source: Any, *, host: str = "127.0.0.1", port: int = 8001, api_
     its headers) and are disconnected; at most ``max_connections`` connections are held (beyond them: 503)."""
     import uvicorn
 
-    from proofgym.serve import is_loopback
-    from proofgym.serve._timeouts import uvicorn_limits
+    from proofgym.serve import is_loopback, uvicorn_limits
 
     if api_key is None and not is_loopback(host):
         raise ValueError(f"refusing to serve on {host} without an API key: set PROOFGYM_API_KEY (or "

@@ -20,7 +20,9 @@ from proofgym.serve._models import (
     RolloutTrajectory,
     SafetyConfig,
 )
+from proofgym.serve._openapi import error_responses, publish, require_key
 from proofgym.serve._server import ServeError, serve
+from proofgym.serve._timeouts import uvicorn_limits
 
 __all__ = [
     "API_KEY_ENV_VARS",
@@ -41,6 +43,10 @@ __all__ = [
     "ServeError",
     "api_key_from_env",
     "create_app",
+    "error_responses",
     "is_loopback",
+    "publish",
+    "require_key",
     "serve",
+    "uvicorn_limits",
 ]
