@@ -1,10 +1,12 @@
 """compile runs a compile-only judge, simulate the full judge, each once per design revision (a full run answers
-a later compile; a compile-only run that found the design does not compile answers simulate); submit always
-re-runs the full judge."""
+a later compile; a compile-only run that found the design does not compile answers simulate); submit judges the
+files as they are then, through the environment's verification runtime (whose cache answers a design judged
+before)."""
 
 import time
 
 import proofgym.verilog._env as env_module
+import proofgym.verilog._verifier as verifier_module
 from proofgym.verilog import JudgeConfig, VerilogEnv, VerilogEnvConfig, get_problem, interface
 
 from ._support import reference_design, requires_judge
@@ -21,17 +23,19 @@ def write(content):
 def counted_judge_runs(monkeypatch) -> list[str]:
     """"compile" for every compile-only judge run the environment makes, "full" for every full one."""
     calls = []
-    real_judge = env_module.judge
+    real_judge = verifier_module.judge
+    env_module._close_runtimes()  # a fresh runtime: nothing cached from earlier tests
 
-    def counting_judge(problem, design, *, config, compile_only=False):
+    def counting_judge(problem, design, *, config, compile_only=False, expected_samples=None):
         calls.append("compile" if compile_only else "full")
-        return real_judge(problem, design, config=config, compile_only=compile_only)
+        return real_judge(problem, design, config=config, compile_only=compile_only,
+                          expected_samples=expected_samples)
 
-    monkeypatch.setattr(env_module, "judge", counting_judge)
+    monkeypatch.setattr(verifier_module, "judge", counting_judge)
     return calls
 
 
-def test_checks_of_one_revision_share_judge_runs_and_submit_runs_its_own(monkeypatch):
+def test_checks_of_one_revision_share_judge_runs_and_submit_judges_the_files_as_they_are(monkeypatch):
     calls = counted_judge_runs(monkeypatch)
     with VerilogEnv([PROBLEM]) as env:
         env.reset(0)
@@ -44,6 +48,12 @@ def test_checks_of_one_revision_share_judge_runs_and_submit_runs_its_own(monkeyp
         env.step({"tool": "simulate"})
         env.step({"tool": "compile"})
         assert calls == ["compile", "full", "full"]
+        submitted = env.step({"tool": "submit"})  # the files simulate judged: the runtime's cached verdict
+        assert submitted.info["verdict"]["reason"] == "pass"
+    assert calls == ["compile", "full", "full"]
+    with VerilogEnv([PROBLEM]) as env:  # a new episode, new files: submit runs the judge
+        env.reset(0)
+        env.step(write(reference_design(PROBLEM) + "\n// submitted unchecked\n"))
         env.step({"tool": "submit"})
     assert calls == ["compile", "full", "full", "full"]
 

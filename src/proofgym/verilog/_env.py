@@ -1,7 +1,12 @@
 """The Verilog design environment: write files, compile, simulate against a hidden testbench, submit.
 
 Every check runs the hardened, sandboxed :func:`~proofgym.verilog.judge` on the workspace's current
-design (``compile`` only its steps up to compiling with the testbench: nothing is simulated); the agent
+design (``compile`` only its steps up to compiling with the testbench: nothing is simulated), as a
+:class:`~proofgym.verilog.VerilogVerifier` claim through a :class:`~proofgym.runtime.VerificationRuntime`
+shared by the environments of one problem set and judge config: its verdict cache (a design judged once is
+answered from it in every later episode), circuit breaker and metrics, with
+:func:`~proofgym.verilog.recommended_runtime_config`'s limits and the in-process executor (each judge run is
+already its own sandboxed process; the environment's step runs on a worker thread); the agent
 sees the spec, the port interface and what each check reports about its own design, never the reference
 or the testbench.
 
@@ -18,17 +23,20 @@ return is at most 1.0, reached exactly (up to float rounding) by every episode w
 less ``step_penalty`` per turn. Re-running a check, on the same design or another, never pays a
 component twice, so compile and simulate credit cannot be farmed; and since a passing submit pays
 whatever the episode has not been paid yet, the return of a solved episode does not depend on which
-checks it ran. ``submit`` always re-runs the full judge on the files as they are then.
+checks it ran. ``submit`` always judges the files as they are then (a full judge run, or the runtime's cached
+verdict of the same files).
 """
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import hashlib
 import os
 import re
 import shutil
 import tempfile
+import threading
 import weakref
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping
@@ -37,10 +45,14 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from proofgym.core import Verdict, model_text
 from proofgym.envs import Observation, Tool, ToolCall, ToolEnv, ToolResult
+from proofgym.runtime import RuntimeConfig, VerificationRuntime
 from proofgym.verilog._judge import judge
 from proofgym.verilog._judge_config import JudgeConfig
 from proofgym.verilog._problem import Problem
 from proofgym.verilog._problem_loader import builtin_problems, interface
+from proofgym.verilog._sandbox import SandboxUnavailable
+from proofgym.verilog._toolchain import ToolchainError
+from proofgym.verilog._verifier import VerilogVerifier, recommended_runtime_config, source_claim
 
 _FILE_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}")
 _SUFFIXES = (".v", ".sv")
@@ -239,7 +251,7 @@ class VerilogEnv(ToolEnv):
             return self._write_file(call.args["path"], call.args["content"])
         design = self._design()
         if call.name == "submit":
-            verdict = judge(self.problem, design.source, config=self.config.judge)
+            verdict = self._judge(design.source)
         elif call.name == "compile":
             verdict = self._compile(design)
         else:
@@ -267,7 +279,7 @@ class VerilogEnv(ToolEnv):
         for last in (self._last_check, self._last_compile):
             if last is not None and last[0] == revision and (last is self._last_check or not _compiled(last[1])):
                 return last[1]
-        verdict = judge(self.problem, design.source, config=self.config.judge)
+        verdict = self._judge(design.source)
         self._last_check = None if verdict.invalid else (revision, verdict)
         return verdict
 
@@ -278,9 +290,17 @@ class VerilogEnv(ToolEnv):
         for last in (self._last_check, self._last_compile):
             if last is not None and last[0] == revision:
                 return last[1]
-        verdict = judge(self.problem, design.source, config=self.config.judge, compile_only=True)
+        verdict = self._judge(design.source, compile_only=True)
         self._last_compile = None if verdict.invalid else (revision, verdict)
         return verdict
+
+    def _judge(self, source: str, *, compile_only: bool = False) -> Verdict:
+        """The judge's verdict on ``source`` through the shared runtime; without a toolchain or sandbox (the
+        verifier cannot be built), the judge's own ``INVALID`` verdict saying what is missing."""
+        runtime = _shared_runtime(self._problems, self.config.judge)
+        if runtime is None:
+            return judge(self.problem, source, config=self.config.judge, compile_only=compile_only)
+        return runtime.verify_many_sync([source_claim(self.problem, source, compile_only=compile_only)])[0]
 
     def _write_file(self, path: str, content: str) -> ToolResult:
         refusal = _path_refusal(path)  # a plain ASCII name: a surrogate or NUL in it is refused there
@@ -331,6 +351,36 @@ class VerilogEnv(ToolEnv):
 
     def _design(self) -> _Design:
         return _Design(tuple((name, self._files[name]) for name in sorted(self._files)))
+
+
+_RUNTIMES: dict[tuple[str, ...], VerificationRuntime] = {}
+_RUNTIMES_LOCK = threading.Lock()
+
+
+def _shared_runtime(problems: list[Problem], config: JudgeConfig) -> VerificationRuntime | None:
+    """The runtime of this problem set, judge config and toolchain (the tools found on PATH now), built on first
+    use and kept for the process's life (closed at exit); ``None`` while the verifier cannot be built (no
+    toolchain, no sandbox): nothing is kept then, so a toolchain installed later is found."""
+    key = (config.model_dump_json(), repr(config.toolchain()), *sorted(problem.content_hash for problem in problems))
+    with _RUNTIMES_LOCK:
+        runtime = _RUNTIMES.get(key)
+        if runtime is None:
+            try:
+                verifier = VerilogVerifier({problem.id: problem for problem in problems}, config=config)
+            except (ToolchainError, SandboxUnavailable):
+                return None
+            settings = recommended_runtime_config(config).model_dump(exclude={"executor", "workers"})
+            runtime = _RUNTIMES[key] = VerificationRuntime(verifier, RuntimeConfig(**settings))
+        return runtime
+
+
+@atexit.register
+def _close_runtimes() -> None:
+    with _RUNTIMES_LOCK:
+        runtimes = list(_RUNTIMES.values())
+        _RUNTIMES.clear()
+    for runtime in runtimes:
+        runtime.close()
 
 
 def _path_refusal(path: str) -> str | None:

@@ -38,8 +38,19 @@ def design_claim(problem: Problem, design: str) -> Claim:
                           "design": canonical_design(design)})
 
 
+def source_claim(problem: Problem, source: str, *, compile_only: bool = False) -> Claim:
+    """The claim that ``source``, exactly as written (not canonicalised: the judge's log lines then point into it),
+    solves ``problem``; with ``compile_only``, only that it compiles with the testbench (nothing is simulated, and
+    ``CERTIFIED`` then means it compiled: see :func:`~proofgym.verilog.judge`)."""
+    payload: dict[str, Any] = {"problem": problem.id, "problem_hash": problem.content_hash, "design": source}
+    if compile_only:
+        payload["compile_only"] = True
+    return Claim(payload=payload)
+
+
 class VerilogVerifier:
-    """Judges ``Claim(payload={"problem": id, "problem_hash": ..., "design": source})`` (see :func:`design_claim`).
+    """Judges ``Claim(payload={"problem": id, "problem_hash": ..., "design": source})`` (see :func:`design_claim`;
+    with ``"compile_only": true`` in the payload, only whether it compiles: :func:`source_claim`).
 
     ``problems`` maps ids to problems (default: the built-in ones). Construction fails fast, with what to
     install, when Icarus Verilog is missing or bubblewrap cannot start (unless ``config`` allows running
@@ -104,7 +115,11 @@ class VerilogVerifier:
                                             "(problem_hash differs); build claims with design_claim()")
         if not isinstance(design, str):
             return invalid(ErrorKind.CRASH, f"claim payload 'design' must be a string, got {type(design).__name__}")
-        return judge(problem, design, config=self.config, expected_samples=self._expected.get(problem.content_hash))
+        compile_only = payload.get("compile_only", False)
+        if not isinstance(compile_only, bool):
+            return invalid(ErrorKind.CRASH, f"claim payload 'compile_only' must be a boolean, got {compile_only!r}")
+        return judge(problem, design, config=self.config, expected_samples=self._expected.get(problem.content_hash),
+                     compile_only=compile_only)
 
 
 def recommended_runtime_config(config: JudgeConfig | None = None, *, workers: int | None = None,

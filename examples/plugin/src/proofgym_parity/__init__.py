@@ -77,16 +77,23 @@ ANSWER = Tool("answer", "Give your answer: one <decision> block.",
               {"type": "object", "properties": {"completion": {"type": "string"}}, "required": ["completion"]})
 
 
+class ParityEnvConfig(BaseModel):
+    """The environment's config (``make("parity", **config)``, a task app's ``env.config``)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    max_value: int = Field(1000, ge=1, le=10**9, description="the numbers asked about are 0..max_value")
+
+
 class ParityEnv(ToolEnv):
-    """Single-turn: is the seed's number even or odd? ``max_value`` bounds the numbers asked about."""
+    """Single-turn: is the seed's number even or odd?"""
 
     accepts_text = True
 
-    def __init__(self, *, max_value: int = 1000) -> None:
-        if not isinstance(max_value, int) or isinstance(max_value, bool) or max_value < 1:
-            raise ValueError(f"max_value must be a positive integer, got {max_value!r}")
+    def __init__(self, **config: Any) -> None:
+        self.config = ParityEnvConfig.model_validate(config, strict=True)
         super().__init__([ANSWER], max_turns=1)
-        self.max_value = max_value
+        self.max_value = self.config.max_value
         self.reward_function = parse_run_config(RUN_CONFIG).reward_function()
         self.n = 0
 
