@@ -53,7 +53,7 @@ def test_invalid_can_be_floored():
 
 def test_error_budget_abort_raises_after_counting():
     verifier = FakeVerifier(lambda claim: invalid_verdict(ErrorKind.OUTAGE))
-    with make(verifier, budget=ErrorBudget(0.1, "abort")) as reward_fn:
+    with make(verifier, budget=ErrorBudget(max_invalid_share=0.1, action="abort")) as reward_fn:
         with pytest.raises(ErrorBudgetExceeded, match="1 of 1 verifications were invalid"):
             reward_fn(None, [completion()])
     assert reward_fn.stats.budget_breaches == 1
@@ -67,7 +67,7 @@ def test_error_budget_warn_logs(caplog):
 
 
 def test_format_errors_do_not_count_against_the_error_budget():
-    with make(budget=ErrorBudget(0.0, "abort")) as reward_fn:
+    with make(budget=ErrorBudget(max_invalid_share=0.0, action="abort")) as reward_fn:
         assert reward_fn(None, ["garbage", "<decision>{</decision>"]) == [-1.0, -1.0]
 
 

@@ -70,11 +70,9 @@ class VerifierConfig(BaseModel):
         return build_verifier(self.kind, self.options)
 
 
-class ErrorBudgetConfig(_Strict):
-    """How many invalid verifications a batch may have before proofgym complains (or aborts)."""
-
-    max_invalid_share: float = Field(0.2, ge=0.0, le=1.0)
-    action: Literal["warn", "abort"] = "warn"
+#: The ``error_budget:`` section is :class:`~proofgym.rewards.ErrorBudget` itself (this name is kept for
+#: compatibility).
+ErrorBudgetConfig = ErrorBudget
 
 
 class RunConfig(_Strict):
@@ -85,7 +83,7 @@ class RunConfig(_Strict):
     verifier: VerifierConfig
     runtime: RuntimeConfig = RuntimeConfig()
     reward: ShaperConfig = ShaperConfig()
-    error_budget: ErrorBudgetConfig = ErrorBudgetConfig()
+    error_budget: ErrorBudget = ErrorBudget()
     train: TrainConfig | None = None
     _source: Path | None = PrivateAttr(None)
 
@@ -120,7 +118,7 @@ class RunConfig(_Strict):
             parser=self.parser.build(),
             runtime=VerificationRuntime(verifier, self.runtime),
             shaper=DefaultRewardShaper(self.reward),
-            error_budget=ErrorBudget(self.error_budget.max_invalid_share, self.error_budget.action),
+            error_budget=self.error_budget,
         )
 
 

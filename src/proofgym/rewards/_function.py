@@ -9,6 +9,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, Sequence
 
+from pydantic import BaseModel, ConfigDict, Field
+
 from proofgym.core import Claim, ErrorKind, Verdict, invalid
 from proofgym.rewards._reference import Reference
 from proofgym.rewards._shaper import DefaultRewardShaper, InvalidVerdictError, ShapedReward
@@ -32,12 +34,14 @@ class ErrorBudgetExceeded(RuntimeError):
     """Raised when a batch has more invalid verifications than the error budget allows (action ``abort``)."""
 
 
-@dataclass(frozen=True)
-class ErrorBudget:
+class ErrorBudget(BaseModel):
     """The share of verified items per batch that may be invalid before proofgym logs an error
-    (``warn``) or raises :class:`ErrorBudgetExceeded` (``abort``)."""
+    (``warn``) or raises :class:`ErrorBudgetExceeded` (``abort``); a run config's ``error_budget:`` section.
+    Keyword arguments only: ``ErrorBudget(max_invalid_share=0.1, action="abort")``."""
 
-    max_invalid_share: float = 0.2
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    max_invalid_share: float = Field(0.2, ge=0.0, le=1.0)
     action: Literal["warn", "abort"] = "warn"
 
 
