@@ -47,6 +47,12 @@ class Domain:
     render: Callable[[Record], str]
     branches: Mapping[str, str] = field(default_factory=dict)
 
+    @property
+    def run_config_path(self) -> Path:
+        """The domain's one default run config (its reward path), beside its rulebook: ``<rulebook>.run.yaml``
+        (``configs/<domain>.yaml`` links to the shipped ones)."""
+        return self.rulebook_path.with_name(f"{self.rulebook_path.stem}.run.yaml")
+
     def __post_init__(self) -> None:
         object.__setattr__(self, "rulebook_path", Path(self.rulebook_path))
         object.__setattr__(self, "branches", MappingProxyType(dict(self.branches)))

@@ -66,35 +66,14 @@ class RulebookEnvConfig(BaseModel):
 def default_run_config(domain: str | Domain) -> RunConfig:
     """The domain's default reward path: its own output contract, the embedded kernel, the default shaping.
 
-    The same config as the shipped ``configs/<domain>.yaml`` (a test keeps the two equal).
+    Read from the domain's one run config file, :attr:`~proofgym.domains.Domain.run_config_path` (for the shipped
+    domains ``configs/<domain>.yaml`` links to it).
     """
     domain = get_domain(domain) if isinstance(domain, str) else domain
-    spec = domain.spec
-    data = {
-        "name": domain.name,
-        "parser": {
-            "kind": "json_block",
-            "answer_key": spec.answer_key,
-            "facts_key": spec.facts_key,
-            "tag": spec.tag,
-            "reasoning_tag": spec.reasoning_tag,
-            "decisions": list(spec.decisions),
-            "require_facts": True,
-        },
-        "verifier": {"kind": "rulebook", "domain": domain.name},
-        # A task app runs one of these per worker process: 64 MiB (about 7,000 rulebook verdicts) each.
-        "runtime": {"max_concurrency": 16, "timeout_s": 10, "batch_size": 32, "retries": 2, "cache_size": 100_000,
-                    "cache_max_mb": 64},
-        "reward": {
-            "weights": {"format": 0.1, "certified": 0.5, "correct": 1.0, "grounded": 0.3, "graded": 0.2},
-            "graded_from": "rule_mentions",
-            "penalties": {"rejected": 0.3},
-            "floor": -1.0,
-            "on_invalid": "abstain",
-        },
-        "error_budget": {"max_invalid_share": 0.2, "action": "warn"},
-    }
-    return parse_run_config(data, source=f"<default run config of {domain.name}>")
+    path = domain.run_config_path
+    if not path.is_file():
+        raise ConfigError(f"domain {domain.name!r} has no default run config: {path} not found")
+    return load_run_config(path)
 
 
 class RulebookEnv(ToolEnv):

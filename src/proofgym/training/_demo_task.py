@@ -23,7 +23,7 @@ import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from proofgym.config import RunConfig, parse_run_config
+from proofgym.config import RunConfig, parse_run_config, read_config_file
 from proofgym.domains import GRANT_INCOME_THRESHOLD, Record, get_domain, gold_decision
 
 DOMAIN_NAME = "grant_eligibility"
@@ -37,30 +37,28 @@ BRANCH_LABELS = {
     "permit": "permits",
 }
 
-# The reward path, as a run config built from the domain. graded_from 'verifier' with a zero weight:
-# the short answer has no reasoning to grade, so the ceiling is format + certified + correct + grounded.
-DEMO_RUN_CONFIG: dict[str, Any] = {
+# The reward path: the domain's default run config, with the demo's own name, tighter parser limits, a runtime
+# sized for one process scoring 128 completions a step, and graded_from 'verifier' with a zero weight (the short
+# answer has no reasoning to grade, so the ceiling is format + certified + correct + grounded).
+DEMO_OVERRIDES: dict[str, Any] = {
     "name": "demo_grant_eligibility",
-    "parser": {
-        "kind": "json_block",
-        "answer_key": "classification",
-        "facts_key": "facts",
-        "decisions": ["permit", "deny"],
-        "require_facts": True,
-        "limits": {"max_completion_chars": 2_000, "max_json_chars": 1_000, "max_facts": 8},
-    },
-    "verifier": {"kind": "rulebook", "domain": DOMAIN_NAME},
+    "parser": {"limits": {"max_completion_chars": 2_000, "max_json_chars": 1_000, "max_facts": 8}},
     "runtime": {"max_concurrency": 4, "timeout_s": 10, "batch_size": 256, "retries": 0, "cache_size": 200_000,
                 "cache_max_mb": 2048},
-    "reward": {
-        "weights": {"format": 0.1, "certified": 0.5, "correct": 1.0, "grounded": 0.3, "graded": 0.0},
-        "graded_from": "verifier",
-        "penalties": {"rejected": 0.3},
-        "floor": -1.0,
-        "on_invalid": "abstain",
-    },
-    "error_budget": {"max_invalid_share": 0.2, "action": "warn"},
+    "reward": {"weights": {"graded": 0.0}, "graded_from": "verifier"},
 }
+
+
+def _merged(base: Mapping[str, Any], overrides: Mapping[str, Any]) -> dict[str, Any]:
+    """``base`` with ``overrides`` applied key by key, into nested mappings."""
+    merged = dict(base)
+    for key, value in overrides.items():
+        merged[key] = (_merged(base[key], value) if isinstance(value, Mapping) and isinstance(base.get(key), Mapping)
+                       else value)
+    return merged
+
+
+DEMO_RUN_CONFIG: dict[str, Any] = _merged(read_config_file(get_domain(DOMAIN_NAME).run_config_path), DEMO_OVERRIDES)
 
 
 def demo_run_config() -> RunConfig:
