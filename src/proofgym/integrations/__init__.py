@@ -15,7 +15,7 @@ from proofgym.integrations._openrlhf import (
     serve_reward,
     split_response,
 )
-from proofgym.integrations._resolve import domain_run_config, resolve_run_config, shared_reward_function
+from proofgym.integrations._run_config_source import domain_run_config, resolve_run_config, shared_reward_function
 from proofgym.integrations._trl import (
     AsyncTRLRewardFunction,
     TRLRewardFunction,

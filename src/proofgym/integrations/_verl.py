@@ -25,7 +25,7 @@ from typing import Any
 
 from proofgym.integrations._labels import label_text
 from proofgym.integrations._metrics import item_breakdown
-from proofgym.integrations._resolve import shared_reward_function
+from proofgym.integrations._run_config_source import shared_reward_function
 
 CONFIG_ENV = "PROOFGYM_RUN_CONFIG"
 INVALID_SCORE_ENV = "PROOFGYM_INVALID_SCORE"

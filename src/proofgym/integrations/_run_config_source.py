@@ -1,4 +1,5 @@
-"""Finding the run config a trainer means, and one shared reward function per run config per process."""
+"""A trainer's run config source (a file or a shipped domain's name), and one shared reward function per source per
+process."""
 
 from __future__ import annotations
 
@@ -15,8 +16,8 @@ _SHARED: dict[tuple[int, str], RewardFunction] = {}
 
 
 def domain_run_config(name: str) -> RunConfig:
-    """The default reward path of a shipped domain (the same as its ``configs/<domain>.yaml``: its own
-    output contract, the embedded kernel, the default shaping). ``KeyError`` lists the domains."""
+    """The default reward path of a shipped domain (its one run config file, which ``configs/<domain>.yaml``
+    links to: its own output contract, the embedded kernel, the default shaping). ``KeyError`` lists the domains."""
     from proofgym.envs import default_run_config
 
     return default_run_config(name)
@@ -55,18 +56,6 @@ def shared_reward_function(source: str | Path) -> RewardFunction:
             reward_fn = resolve_run_config(source).reward_function()
             _SHARED[(pid, key)] = reward_fn
         return reward_fn
-
-
-def close_shared_reward_functions() -> None:
-    """Close every shared reward function of this process. Optional: at exit, each runtime's own
-    finalizer stops its loop thread."""
-    pid = os.getpid()
-    with _LOCK:
-        owned = [(key, fn) for key, fn in _SHARED.items() if key[0] == pid]
-        for key, _ in owned:
-            del _SHARED[key]
-    for _, reward_fn in owned:
-        reward_fn.close()
 
 
 def _domain_name(text: str) -> str:
