@@ -10,7 +10,7 @@ from proofgym.runtime import VerificationRuntime
 from proofgym.verifiers import build_verifier, verifier_kind, verifier_kinds
 
 #: Kinds that cannot run offline, and where they are tested instead.
-HOSTED = {"ambertrace": "a hosted backend: tests/verifiers replays its recorded payloads"}
+HOSTED = {"ambertrace": "a hosted backend: tests/ambertrace replays its recorded payloads"}
 
 
 def certifies(verdict, claim):

@@ -1,10 +1,11 @@
 """Verifiers: the protocol every verifier implements, the registry of kinds, and built-in verifiers.
 
-Built in: ``python``, ``ambertrace``, ``rulebook``. Other kinds (``verilog``, plugins') come in through the
+Built in: ``python``, ``rulebook``. Other kinds (``ambertrace``, ``verilog``, plugins') come in through the
 ``proofgym.verifiers`` entry-point group, loaded on first lookup.
 """
 
-from proofgym.verifiers._ambertrace import AmberTraceOptions, AmberTraceVerifier, build_ambertrace_verifier
+from typing import Any
+
 from proofgym.verifiers._examples import python_examples, rulebook_examples
 from proofgym.verifiers._function import FunctionVerifier, FunctionVerifierOptions, build_function_verifier
 from proofgym.verifiers._protocol import TransientVerifierError, Verifier
@@ -22,8 +23,15 @@ from proofgym.verifiers._registry import (
 )
 
 register_verifier("python", VerifierKind(FunctionVerifierOptions, build_function_verifier, python_examples))
-# A hosted backend: its cases need the service (tests/verifiers replays recorded payloads instead).
-register_verifier("ambertrace", AmberTraceOptions, build_ambertrace_verifier)
+
+
+def __getattr__(name: str) -> Any:
+    if name == "AmberTraceVerifier":  # moved to proofgym.ambertrace; kept here for compatibility
+        from proofgym.ambertrace import AmberTraceVerifier
+
+        return AmberTraceVerifier
+    raise AttributeError(f"module 'proofgym.verifiers' has no attribute {name!r}")
+
 register_verifier("rulebook", VerifierKind(RulebookOptions, build_rulebook_verifier, rulebook_examples))
 
 __all__ = [

@@ -6,7 +6,7 @@ import pytest
 from ambertrace_fakes import FakePlatform, QueryOnlyClient, data, sdk_client
 
 from proofgym.core import Claim, ErrorKind, Outcome
-from proofgym.verifiers._ambertrace import AmberTraceVerifier
+from proofgym.ambertrace import AmberTraceVerifier
 
 C, R, I = Outcome.CERTIFIED, Outcome.REFUTED, Outcome.INVALID
 

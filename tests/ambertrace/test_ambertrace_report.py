@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from proofgym.core import Claim, Verdict
-from proofgym.verifiers._ambertrace import AmberTraceVerifier, ambertrace_report
+from proofgym.ambertrace import AmberTraceVerifier, ambertrace_report
 
 # The keys of the embedded kernel's report (docs/rulebooks.md, "The report"), plus the backend's own.
 KERNEL_KEYS = {"decision", "status", "proof_checked", "proof_summary", "confidence", "certified_fact_summary",

@@ -7,7 +7,7 @@ from ambertrace_fakes import FakePlatform, QueryOnlyClient, payload, sdk_client
 
 from proofgym.core import Claim, ErrorKind, Outcome
 from proofgym.verifiers import TransientVerifierError
-from proofgym.verifiers._ambertrace import DEFAULT_QUERY, AmberTraceRequestRefused, AmberTraceVerifier
+from proofgym.ambertrace import DEFAULT_QUERY, AmberTraceRequestRefused, AmberTraceVerifier
 
 
 def claims(n):

@@ -11,7 +11,7 @@ from proofgym.core import Claim, ErrorKind, Outcome
 from proofgym.parsers import JSONBlockParser
 from proofgym.rewards import DefaultRewardShaper, RewardFunction
 from proofgym.runtime import RuntimeConfig, VerificationRuntime
-from proofgym.verifiers._ambertrace import AmberTraceVerifier
+from proofgym.ambertrace import AmberTraceVerifier
 
 FAST = RuntimeConfig(retries=2, backoff_base_s=0.001, backoff_max_s=0.002)
 PERMIT = {"age": 34, "annual_income": 21000, "resident": True, "has_active_grant": False}

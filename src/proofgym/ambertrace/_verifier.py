@@ -78,7 +78,7 @@ from typing import Any, Mapping, Sequence
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from proofgym.core import Claim, ErrorKind, Outcome, RejectedFact, Verdict, invalid
-from proofgym.verifiers._protocol import TransientVerifierError
+from proofgym.verifiers import TransientVerifierError, VerifierKind
 
 _LOG = logging.getLogger("proofgym.verifiers.ambertrace")
 
@@ -707,3 +707,7 @@ def build_ambertrace_verifier(options: AmberTraceOptions) -> AmberTraceVerifier:
         request_timeout_s=options.request_timeout_s,
         platform_version=options.platform_version,
     )
+
+
+#: The ``ambertrace`` verifier kind, registered through the ``proofgym.verifiers`` entry point (pyproject.toml).
+AMBERTRACE_VERIFIER = VerifierKind(AmberTraceOptions, build_ambertrace_verifier)
