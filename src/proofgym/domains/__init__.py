@@ -1,8 +1,9 @@
 """Shipped classification domains: each a rulebook, a prompt contract, a record generator and a renderer.
 
 To add a domain, write one module of the shape of ``_grant_eligibility.py`` (a ``DomainSpec``, a
-generator, a renderer and a ``Domain``), its rulebook YAML beside it, and one ``register_domain`` line
-below.
+generator, a renderer and a ``Domain``), its rulebook YAML and its default run config (``<rulebook>.run.yaml``)
+beside it, and one ``register_domain`` line below; a plugin's domain comes in through the ``proofgym.domains``
+entry-point group instead.
 """
 
 from proofgym.domains import _grant_eligibility, _loan
@@ -14,7 +15,7 @@ from proofgym.domains._dataset import (
     to_hf_dataset,
     write_jsonl,
 )
-from proofgym.domains._domain import Domain, Record, domain_names, get_domain, register_domain
+from proofgym.domains._domain import DOMAINS, Domain, Record, domain_names, get_domain, register_domain
 # The grant domain's income limit (inclusive): the boundary its records probe, and the demo reports apart.
 from proofgym.domains._grant_eligibility import INCOME_THRESHOLD as GRANT_INCOME_THRESHOLD
 
@@ -22,6 +23,7 @@ register_domain(_grant_eligibility.DOMAIN)
 register_domain(_loan.DOMAIN)
 
 __all__ = [
+    "DOMAINS",
     "GRANT_INCOME_THRESHOLD",
     "Domain",
     "Record",

@@ -9,6 +9,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
+from proofgym.core import Registry, RegistryError
 from proofgym.prompts import DomainSpec
 
 
@@ -61,28 +62,36 @@ class Domain:
             raise ValueError(f"domain {self.name!r}: branches lead to decisions {unknown} not in its spec")
 
 
-_DOMAINS: dict[str, Domain] = {}
+def _check_domain(value: object) -> Domain:
+    if not isinstance(value, Domain):
+        raise TypeError(f"expected a proofgym.domains.Domain, got {type(value).__name__}")
+    return value
+
+
+#: Domains by name; plugins register through the ``proofgym.domains`` entry-point group with a
+#: ``"module:attribute"`` target naming a :class:`Domain`.
+DOMAINS: Registry[Domain] = Registry("domain", "proofgym.domains", check=_check_domain)
 
 
 def register_domain(domain: Domain) -> Domain:
     """Add ``domain`` to the registry under its name; a name can be registered once."""
-    if domain.name in _DOMAINS:
-        raise ValueError(f"domain {domain.name!r} is already registered")
-    _DOMAINS[domain.name] = domain
+    DOMAINS.register(domain.name, _check_domain(domain))
     return domain
 
 
 def get_domain(name: str) -> Domain:
     """The registered domain called ``name``; ``KeyError`` lists the known names otherwise."""
+    if name not in DOMAINS:
+        raise KeyError(f"unknown domain {name!r}; known domains: {', '.join(domain_names())}")
     try:
-        return _DOMAINS[name]
-    except KeyError:
-        raise KeyError(f"unknown domain {name!r}; known domains: {', '.join(domain_names())}") from None
+        return DOMAINS.get(name)
+    except RegistryError as exc:  # a plugin's target that cannot be loaded
+        raise KeyError(str(exc)) from None
 
 
 def domain_names() -> list[str]:
     """The names of all registered domains, sorted."""
-    return sorted(_DOMAINS)
+    return DOMAINS.names()
 
 
 def balanced_records(
