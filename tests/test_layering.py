@@ -25,8 +25,8 @@ LAYERS: list[tuple[str, ...]] = [
     ("verifiers", "examples"),                        # the verifier protocol and kinds (examples: a legacy alias)
     ("runtime", "ambertrace"),                        # where every verifier runs; the hosted AmberTrace backend
     ("testing", "config"),                            # test helpers; the run config, assembling a reward path
-    ("envs",),                                        # the environment contract and registry (+ rulebook envs)
-    ("verilog",),                                     # a concrete package: its parser, verifier and environment
+    ("envs",),                                        # the environment contract, base class and registry
+    ("verilog", "rulebook_envs"),                     # concrete environments (Verilog: its parser and verifier too)
     ("policies",),                                    # what acts in an environment
     ("rollouts",),                                    # one episode, env x policy -> trace
     ("training",),                                    # the compact GRPO loop and the demo
@@ -39,7 +39,8 @@ RANK = {package: rank for rank, line in enumerate(LAYERS) for package in line}
 
 #: Upward imports that are backward-compatible aliases of a public name that moved up (a lazy module
 #: ``__getattr__``), each with the file that holds it. Nothing else may import upward.
-ALIASES = {("verifiers", "ambertrace"): "proofgym/verifiers/__init__.py"}
+ALIASES = {("verifiers", "ambertrace"): "proofgym/verifiers/__init__.py",
+           ("envs", "rulebook_envs"): "proofgym/envs/__init__.py"}
 
 
 def _package_of(path: Path, source: Path = SOURCE) -> str:

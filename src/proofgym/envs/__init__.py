@@ -1,7 +1,7 @@
 """Multi-step tool environments: the protocol, a base class for tool-calling environments, and a registry.
 
-Registered here: one single-turn environment per shipped rulebook domain (``grant_eligibility``, ``loan``);
-``verilog`` and plugins' environments come in through the ``proofgym.envs`` entry-point group. ``RulebookEnv``, ``RulebookEnvConfig`` and ``default_run_config``
+Nothing concrete lives here: the rulebook domains' environments (``proofgym.rulebook_envs``), ``verilog`` and
+plugins' environments come in through the ``proofgym.envs`` entry-point group. ``RulebookEnv``, ``RulebookEnvConfig`` and ``default_run_config``
 are imported on first use, so that importing this package loads no domain.
 """
 
@@ -10,28 +10,25 @@ from typing import Any
 
 from proofgym.envs._core import Environment, Observation, StepResult
 from proofgym.envs._registry import ENVIRONMENTS, EnvFactory, env_names, make, quick_to_make, register_env
-from proofgym.envs._rulebook_factory import SHIPPED_RULEBOOK_DOMAINS, register_rulebook_env
 from proofgym.envs._tool_env import ToolEnv, ToolResult
-from proofgym.envs._tools import Tool, ToolCall
+from proofgym.envs._tools import MAX_ACTION_CHARS, Tool, ToolCall
 
-for _domain in SHIPPED_RULEBOOK_DOMAINS:
-    register_rulebook_env(_domain)
-
-_LAZY = {"RulebookEnv", "RulebookEnvConfig", "default_run_config"}
+# Names that moved to proofgym.rulebook_envs, kept here for compatibility (imported on first use).
+_MOVED = {"RulebookEnv", "RulebookEnvConfig", "default_run_config", "register_rulebook_env"}
 
 
 def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        from proofgym.envs import _rulebook
+    if name in _MOVED:
+        import proofgym.rulebook_envs
 
-        return getattr(_rulebook, name)
+        return getattr(proofgym.rulebook_envs, name)
     raise AttributeError(f"module 'proofgym.envs' has no attribute {name!r}")
 
 
 def verification_cache_usage() -> list[dict[str, Any]]:
     """The verdict caches this process's rulebook environments share (one per domain and run config): entries,
     estimated bytes, the bound, evictions. Empty until one is built; loads no domain."""
-    rulebook = sys.modules.get("proofgym.envs._rulebook")
+    rulebook = sys.modules.get("proofgym.rulebook_envs._env")
     return [] if rulebook is None else rulebook.verification_cache_usage()
 
 
@@ -39,6 +36,7 @@ __all__ = [
     "ENVIRONMENTS",
     "EnvFactory",
     "Environment",
+    "MAX_ACTION_CHARS",
     "Observation",
     "RulebookEnv",
     "RulebookEnvConfig",

@@ -22,9 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from proofgym.config import ConfigError, RunConfig, load_run_config, parse_run_config
 from proofgym.core import describe_validation_error
 from proofgym.domains import Domain, Record, build_example, get_domain, gold_completion
-from proofgym.envs._core import Observation, StepResult
-from proofgym.envs._tool_env import ToolEnv, ToolResult
-from proofgym.envs._tools import MAX_ACTION_CHARS, Tool, ToolCall
+from proofgym.envs import MAX_ACTION_CHARS, Observation, StepResult, Tool, ToolCall, ToolEnv, ToolResult
 from proofgym.rewards import RewardFunction
 from proofgym.runtime import InProcessExecutor
 from proofgym.verifiers import RulebookVerifier

@@ -4,22 +4,22 @@ from __future__ import annotations
 
 from typing import Any
 
-from proofgym.envs._core import Environment
-from proofgym.envs._registry import register_env
+from proofgym.envs import Environment, register_env
 
 # The domains proofgym ships (proofgym.domains); a test keeps this list equal to the registry's.
 SHIPPED_RULEBOOK_DOMAINS = ("grant_eligibility", "loan")
 
 
 class RulebookEnvFactory:
-    """``factory(**config)`` builds a :class:`~proofgym.envs.RulebookEnv` of one domain (imported on first call)."""
+    """``factory(**config)`` builds a :class:`~proofgym.rulebook_envs.RulebookEnv` of one domain (imported on first
+    call)."""
 
     def __init__(self, domain: str) -> None:
         self.domain = domain
         self._default_built = False
 
     def __call__(self, **config: Any) -> Environment:
-        from proofgym.envs._rulebook import make_rulebook_env
+        from proofgym.rulebook_envs._env import make_rulebook_env
 
         env = make_rulebook_env(self.domain, **config)
         if config.get("run_config") is None and "reward_function" not in config:
@@ -39,3 +39,8 @@ def register_rulebook_env(domain: str, name: str | None = None) -> None:
     """Register the single-turn environment of rulebook domain ``domain`` (a name ``get_domain`` knows)
     under ``name`` (default: the domain's name)."""
     register_env(name or domain, RulebookEnvFactory(domain))
+
+
+#: The shipped domains' environments, registered through the ``proofgym.envs`` entry points (pyproject.toml).
+GRANT_ELIGIBILITY_ENV = RulebookEnvFactory("grant_eligibility")
+LOAN_ENV = RulebookEnvFactory("loan")

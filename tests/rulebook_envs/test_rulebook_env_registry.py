@@ -10,7 +10,7 @@ from proofgym.config import ConfigError, load_run_config
 from proofgym.domains import domain_names
 from proofgym.envs import RulebookEnv, default_run_config, env_names, make
 from proofgym.envs import ENVIRONMENTS
-from proofgym.envs._rulebook_factory import register_rulebook_env
+from proofgym.rulebook_envs import register_rulebook_env
 
 CONFIGS = Path(__file__).resolve().parents[2] / "configs"
 
@@ -24,7 +24,7 @@ def test_every_shipped_domain_is_a_registered_environment():
 
 def test_importing_envs_does_not_import_the_domains():
     code = ("import sys, proofgym.envs;"
-            "print('proofgym.domains' in sys.modules, 'proofgym.envs._rulebook' in sys.modules)")
+            "print('proofgym.domains' in sys.modules, 'proofgym.rulebook_envs._env' in sys.modules)")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "False False"
 
@@ -81,7 +81,7 @@ def test_a_user_domain_can_be_registered_under_another_name():
 
 def test_the_default_reward_path_builds_quickly_once_built_and_never_blocks(tmp_path):
     from proofgym.envs import quick_to_make
-    from proofgym.envs._rulebook_factory import RulebookEnvFactory
+    from proofgym.rulebook_envs import RulebookEnvFactory
 
     factory = RulebookEnvFactory("loan")
     assert not factory.builds_quickly()  # the first build loads and compiles the rulebook
@@ -92,3 +92,11 @@ def test_the_default_reward_path_builds_quickly_once_built_and_never_blocks(tmp_
     with make("grant_eligibility"):
         pass
     assert quick_to_make("grant_eligibility")
+
+
+def test_the_names_that_moved_are_still_reachable_from_envs():
+    import proofgym.envs
+    import proofgym.rulebook_envs
+
+    for name in ("RulebookEnv", "RulebookEnvConfig", "default_run_config", "register_rulebook_env"):
+        assert getattr(proofgym.envs, name) is getattr(proofgym.rulebook_envs, name)
