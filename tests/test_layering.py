@@ -19,10 +19,9 @@ LAYERS: list[tuple[str, ...]] = [
     ("core",),                                        # claims, verdicts, the one text rule, Registry, ConfigError
     ("formats",),                                     # the one YAML / JSON / TOML reader
     ("parsers", "rules", "traces"),                   # completion -> claim; the rule kernel; the trace store
-    ("prompts",),                                     # what a model is asked, per parser contract
-    ("domains",),                                     # rulebook domains: records, rulebooks, prompt specs
+    ("domains",),                                     # rulebook domains: records, rulebooks, prompt contracts
     ("rewards", "reference_verifiers"),               # shaping a verdict into a reward; plain-Python verifiers
-    ("verifiers", "examples"),                        # the verifier protocol and kinds (examples: a legacy alias)
+    ("verifiers", "examples", "prompts"),             # the verifier protocol and kinds (examples, prompts: old names)
     ("runtime", "ambertrace"),                        # where every verifier runs; the hosted AmberTrace backend
     ("testing", "config"),                            # test helpers; the run config, assembling a reward path
     ("envs",),                                        # the environment contract, base class and registry
@@ -133,8 +132,8 @@ def test_a_reintroduced_upward_import_is_caught(tmp_path):
                     encoding="utf-8")
     graph = import_graph(copy)
     problems = upward_imports(graph)
-    assert problems == [f"proofgym/verifiers/__init__.py:{len(init.read_text().splitlines())}: verifiers (layer 6) "
-                        "imports verilog (layer 10)"]
+    assert problems == [f"proofgym/verifiers/__init__.py:{len(init.read_text().splitlines())}: verifiers (layer 5) "
+                        "imports verilog (layer 9)"]
     assert cycles(graph)  # verilog imports verifiers: the two now form a cycle
 
 

@@ -6,7 +6,7 @@ import json
 import pytest
 
 from proofgym.domains import build_dataset, build_example, gold_decision, to_hf_dataset, write_jsonl
-from proofgym.prompts import build_system_prompt, check_system_prompt
+from proofgym.domains import build_system_prompt, check_system_prompt
 
 
 def test_system_prompt_states_the_contract(domain):

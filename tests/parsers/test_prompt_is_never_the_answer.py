@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from proofgym.prompts import DomainSpec, build_messages, build_prompt_text, build_system_prompt
+from proofgym.domains import DomainSpec, build_messages, build_prompt_text, build_system_prompt
 
 SPEC = DomainSpec(
     name="permits",

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from proofgym.domains._domain import Domain, Record
-from proofgym.prompts import build_messages, build_prompt_text
+from proofgym.domains._messages import build_messages, build_prompt_text
 from proofgym.rules import RuleKernel, load_rulebook
 
 

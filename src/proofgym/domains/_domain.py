@@ -10,7 +10,7 @@ from types import MappingProxyType
 from typing import Any
 
 from proofgym.core import Registry, RegistryError
-from proofgym.prompts import DomainSpec
+from proofgym.domains._spec import DomainSpec
 
 
 @dataclass(frozen=True, slots=True)

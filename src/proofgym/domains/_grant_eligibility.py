@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from proofgym.domains._domain import Domain, Record, balanced_records
-from proofgym.prompts import DomainSpec
+from proofgym.domains._spec import DomainSpec
 
 NAME = "grant_eligibility"
 INCOME_THRESHOLD = 30_000

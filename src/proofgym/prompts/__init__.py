@@ -1,7 +1,7 @@
-"""The prompt contract: what a domain asks of the model, and prompts that state it exactly."""
+"""The prompt contract, kept under its old name: it lives beside the domains it describes, in
+:mod:`proofgym.domains` (``DomainSpec``, ``build_messages``, ``build_prompt_text``, ``build_system_prompt``,
+``check_system_prompt``)."""
 
-from proofgym.prompts._messages import build_messages, build_prompt_text
-from proofgym.prompts._spec import DomainSpec
-from proofgym.prompts._system_prompt import build_system_prompt, check_system_prompt
+from proofgym.domains import DomainSpec, build_messages, build_prompt_text, build_system_prompt, check_system_prompt
 
 __all__ = ["DomainSpec", "build_messages", "build_prompt_text", "build_system_prompt", "check_system_prompt"]

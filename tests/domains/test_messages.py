@@ -1,4 +1,4 @@
-from proofgym.prompts import build_messages, build_prompt_text, build_system_prompt
+from proofgym.domains import build_messages, build_prompt_text, build_system_prompt
 
 
 def test_messages_are_system_then_user(spec):

@@ -6,7 +6,7 @@ import json
 import re
 
 from proofgym.parsers import find_blocks
-from proofgym.prompts._spec import DomainSpec
+from proofgym.domains._spec import DomainSpec
 
 
 def build_system_prompt(spec: DomainSpec) -> str:

@@ -1,7 +1,7 @@
 import pytest
 
 from proofgym.parsers import find_blocks
-from proofgym.prompts import DomainSpec, build_system_prompt, check_system_prompt
+from proofgym.domains import DomainSpec, build_system_prompt, check_system_prompt
 
 
 def test_built_prompt_passes_the_check(spec):

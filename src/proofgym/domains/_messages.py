@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from proofgym.prompts._spec import DomainSpec
-from proofgym.prompts._system_prompt import build_system_prompt
+from proofgym.domains._spec import DomainSpec
+from proofgym.domains._system_prompt import build_system_prompt
 
 
 def build_messages(spec: DomainSpec, user_text: str) -> list[dict[str, str]]:

@@ -2,7 +2,7 @@ import json
 
 import pytest
 
-from proofgym.prompts import DomainSpec
+from proofgym.domains import DomainSpec
 
 
 def make(**overrides):
