@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-SOURCE = Path(__file__).resolve().parents[1] / "src" / "proofgym"
+from _source_tree import SOURCE, copy_source
+
 
 #: Lowest first. A package may import packages of lower layers only (and itself). Packages on one line are peers:
 #: they must not import each other.
@@ -122,11 +123,7 @@ def test_every_alias_is_still_an_alias():
 
 def test_a_reintroduced_upward_import_is_caught(tmp_path):
     # The cycle this layering removed: verifiers imported the Verilog verifier, which loads the environment.
-    copy = tmp_path / "proofgym"
-    for path in SOURCE.rglob("*.py"):
-        target = copy / path.relative_to(SOURCE)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(path.read_text(encoding="utf-8"), encoding="utf-8")
+    copy = copy_source(tmp_path)
     init = copy / "verifiers" / "__init__.py"
     init.write_text(init.read_text(encoding="utf-8") + "\nfrom proofgym.verilog._verifier import VERILOG_VERIFIER\n",
                     encoding="utf-8")

@@ -13,7 +13,8 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-SOURCE = Path(__file__).resolve().parents[1] / "src" / "proofgym"
+from _source_tree import SOURCE, copy_source
+
 
 #: ``(importing package, imported module)`` pairs allowed although they cross packages. Empty: the one
 #: expected crossing, the legacy alias ``proofgym.examples.grant_rules`` re-exporting
@@ -74,11 +75,7 @@ def test_no_package_imports_another_packages_private_module():
 
 
 def test_a_reintroduced_private_import_is_caught(tmp_path):
-    copy = tmp_path / "proofgym"
-    for path in SOURCE.rglob("*.py"):
-        target = copy / path.relative_to(SOURCE)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(path.read_text(encoding="utf-8"), encoding="utf-8")
+    copy = copy_source(tmp_path)
     guard = copy / "serve" / "_guard.py"
     lines = len(guard.read_text(encoding="utf-8").splitlines())
     guard.write_text(guard.read_text(encoding="utf-8")

@@ -88,6 +88,11 @@ class OptionsError(ValueError):
         super().__init__(message)
         self.problems = tuple({**problem, "loc": tuple(problem["loc"])} for problem in problems)
 
+    @classmethod
+    def at_kind(cls, message: str, kind: Any) -> OptionsError:
+        """The problem is the ``kind`` itself (unknown, or its target cannot be loaded)."""
+        return cls(message, [{"loc": ("kind",), "msg": message, "input": kind, "type": "value_error"}])
+
 
 def validate_options(what: str, model: Any, options: Mapping[str, Any], error: type[OptionsError] = OptionsError,
                      ) -> Any:

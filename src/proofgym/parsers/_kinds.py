@@ -97,8 +97,7 @@ def parser_kind(kind: str) -> ParserKind:
     try:
         return PARSER_KINDS.get(kind)
     except RegistryError as exc:
-        raise ParserOptionsError(str(exc), [{"loc": ("kind",), "msg": str(exc), "input": kind,
-                                             "type": "value_error"}]) from None
+        raise ParserOptionsError.at_kind(str(exc), kind) from None
 
 
 def validate_parser_options(kind: str, options: Mapping[str, Any]) -> BaseModel:

@@ -90,8 +90,7 @@ def verifier_kind(kind: str) -> VerifierKind:
     try:
         return VERIFIER_KINDS.get(kind)
     except RegistryError as exc:
-        raise VerifierOptionsError(str(exc), [{"loc": ("kind",), "msg": str(exc), "input": kind,
-                                               "type": "value_error"}]) from None
+        raise VerifierOptionsError.at_kind(str(exc), kind) from None
 
 
 def validate_verifier_options(kind: str, options: Mapping[str, Any]) -> BaseModel:
