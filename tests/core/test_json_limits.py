@@ -75,3 +75,20 @@ def test_has_digit_run_bounds_long_integers_cheaply():
 
     assert has_digit_run(b'{"x": "' + b"1" * 11 + b'"}', 10) and has_digit_run(b"1" * 11, 10)
     assert not has_digit_run(b"1" * 10 + b"." + b"1" * 10, 10) and not has_digit_run(b"12", 1000)
+
+
+def test_has_digit_run_agrees_with_a_full_scan_on_generated_bytes():
+    import random
+    import re
+
+    from proofgym.core._limits import has_digit_run
+
+    rng = random.Random(7)
+    for _ in range(20_000):
+        limit = rng.randint(1, 9)
+        data = bytes(rng.choice(b"0123456789" * 3 + b'a"[ ,.') for _ in range(rng.randint(0, 40)))
+        assert has_digit_run(data, limit) == bool(re.search(rb"[0-9]{%d}" % (limit + 1), data)), (data, limit)
+    for length in (999, 1000, 1001, 1002, 1999, 2001, 2002):
+        for offset in (0, 1, 500, 1000, 1001):
+            data = b" " * offset + b"7" * length + b" "
+            assert has_digit_run(data) == (length > 1000), (length, offset)

@@ -18,7 +18,7 @@ MAX_DEPTH = 64
 #: Integers with more digits than this are kept as a short description (Python refuses to print them).
 MAX_INT_DIGITS = 1000
 
-_DIGITS = bytes(ord("1") if byte in b"0123456789" else ord(" ") for byte in range(256))
+_DIGIT_BYTES = b"0123456789"
 _NOT_BRACKETS = bytes(byte for byte in range(256) if byte not in b"[]{}")
 _STEP = [0] * 256
 _STEP[ord("[")] = _STEP[ord("{")] = 1
@@ -28,8 +28,18 @@ _INT_LIMIT = 10 ** MAX_INT_DIGITS
 
 def has_digit_run(data: bytes, max_digits: int = MAX_INT_DIGITS) -> bool:
     """Whether ``data`` holds more than ``max_digits`` digits in a row anywhere, strings included: a fast bound
-    (a pass of C code) on whether it writes an integer past the limit."""
-    return len(data) > max_digits and b"1" * (max_digits + 1) in data.translate(_DIGITS)
+    on whether it writes an integer past the limit.
+
+    A run of ``L = max_digits + 1`` digits covers exactly one position that is a multiple of ``L``, so only those
+    positions are looked at, and around a digit found there only its own run is measured: the common case, a
+    response of a few KB, costs a handful of byte reads instead of a pass over it."""
+    run = max_digits + 1
+    for i in range(0, len(data), run) if len(data) > max_digits else ():
+        if 48 <= data[i] <= 57:  # an ASCII digit
+            before, after = data[max(0, i - max_digits):i], data[i:i + run]
+            if len(before) - len(before.rstrip(_DIGIT_BYTES)) + len(after) - len(after.lstrip(_DIGIT_BYTES)) >= run:
+                return True
+    return False
 
 
 def outside_strings(data: bytes) -> bytes:
