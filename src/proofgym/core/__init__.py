@@ -3,7 +3,14 @@
 kind uses, and the error every config problem is reported with."""
 
 from proofgym.core._claim import Claim
-from proofgym.core._config_error import ConfigError, OptionsError, config_problems, problem_line, validate_options
+from proofgym.core._config_error import (
+    ConfigError,
+    OptionsError,
+    config_problems,
+    problem_line,
+    require_model_class,
+    validate_options,
+)
 from proofgym.core._json_limits import JSONLimitProblem, json_limit_problem
 from proofgym.core._limits import MAX_DEPTH, MAX_INT_DIGITS, digits_past_limit, has_digit_run, nests_deeper_than
 from proofgym.core._redact import is_secret_name, redact_url
@@ -17,5 +24,5 @@ __all__ = [
     "Registry", "RegistryError", "RejectedFact", "Verdict", "bounded_json", "config_problems",
     "describe_validation_error", "digits_past_limit", "has_digit_run", "invalid", "is_secret_name",
     "json_limit_problem", "load_target", "model_text", "nests_deeper_than", "problem_line", "redact_url",
-    "text_bytes", "validate_options",
+    "require_model_class", "text_bytes", "validate_options",
 ]

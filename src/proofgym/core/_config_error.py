@@ -94,6 +94,14 @@ class OptionsError(ValueError):
         return cls(message, [{"loc": ("kind",), "msg": message, "input": kind, "type": "value_error"}])
 
 
+def require_model_class(value: Any, what: str) -> None:
+    """``TypeError`` unless ``value`` is a pydantic model class (the options model of a registered kind)."""
+    from pydantic import BaseModel
+
+    if not (isinstance(value, type) and issubclass(value, BaseModel)):
+        raise TypeError(f"{what} must be a pydantic model class, got {value!r}")
+
+
 def validate_options(what: str, model: Any, options: Mapping[str, Any], error: type[OptionsError] = OptionsError,
                      ) -> Any:
     """``options`` validated strictly by the pydantic ``model`` (``true`` is not a number, ``"3"`` not an integer);

@@ -18,7 +18,7 @@ from __future__ import annotations
 import importlib
 import threading
 from importlib import metadata
-from typing import Any, Generic, TypeVar
+from typing import Any, Callable, Generic, TypeVar
 
 T = TypeVar("T")
 
@@ -46,12 +46,14 @@ def load_target(target: str, *, what: str) -> Any:
 class Registry(Generic[T]):
     """Names of one kind (``kind``, as errors say it: "verifier kind", "environment") and their targets.
 
-    ``group`` is the entry-point group plugins register through; ``check`` (optional) validates a target once it
-    is loaded and returns it (or raises ``TypeError`` / ``ValueError`` saying what was expected).
+    ``group`` is the entry-point group plugins register through; ``check`` (optional) validates every target: an
+    object when it is registered, a lazy one once it is loaded. It is a class the target must be an instance of, or
+    a function that returns the target (or raises ``TypeError`` / ``ValueError`` saying what was expected).
     """
 
-    def __init__(self, kind: str, group: str, *, check: Any = None) -> None:
-        self.kind, self.group, self._check = kind, group, check
+    def __init__(self, kind: str, group: str, *, check: type | Callable[[Any], Any] | None = None) -> None:
+        self.kind, self.group = kind, group
+        self._check = _instance_check(check) if isinstance(check, type) else check
         self._targets: dict[str, T | str] = {}
         self._origins: dict[str, str] = {}
         self._entry_points_loaded = False
@@ -61,12 +63,15 @@ class Registry(Generic[T]):
         """Register ``name``: an object, or a ``"module:attribute"`` string imported on first lookup.
 
         Registering a name twice is an error, unless it is the same lazy target again (a module imported twice).
+        An object the registry's ``check`` refuses raises its ``TypeError`` / ``ValueError``.
         """
         if not isinstance(name, str) or not name.strip():
             raise RegistryError(f"a {self.kind} name must be a non-empty string, got {name!r}")
         if isinstance(target, str) and (target.count(":") != 1 or target.startswith(":") or target.endswith(":")):
             raise RegistryError(f"{self.kind} {name!r}: a lazy target must be 'package.module:attribute', "
                                 f"got {target!r}")
+        if not isinstance(target, str) and self._check is not None:
+            target = self._check(target)
         with self._lock:
             if name in self._targets:
                 if isinstance(target, str) and target == self._targets[name]:
@@ -100,19 +105,22 @@ class Registry(Generic[T]):
         """The object registered as ``name``, loading a lazy target on first use; :class:`RegistryError` for an
         unknown name (listing the known ones) or a target that cannot be loaded."""
         self._load_entry_points()
-        with self._lock:
-            if name not in self._targets:
-                raise RegistryError(f"unknown {self.kind} {name!r}; expected one of {sorted(self._targets)}")
-            target = self._targets[name]
-            if isinstance(target, str):
-                loaded = load_target(target, what=f"{self.kind} {name!r}")
-                if self._check is not None:
-                    try:
-                        loaded = self._check(loaded)
-                    except (TypeError, ValueError) as exc:
-                        raise RegistryError(f"{self.kind} {name!r} ({target}): {exc}") from None
-                self._targets[name] = target = loaded
+        target = self._targets.get(name)
+        if target is None:
+            raise RegistryError(f"unknown {self.kind} {name!r}; expected one of {sorted(self._targets)}")
+        if not isinstance(target, str):
             return target
+        # Imported without the lock held: a module that looks a name up while it is imported cannot deadlock.
+        loaded = load_target(target, what=f"{self.kind} {name!r}")
+        if self._check is not None:
+            try:
+                loaded = self._check(loaded)
+            except (TypeError, ValueError) as exc:
+                raise RegistryError(f"{self.kind} {name!r} ({target}): {exc}") from None
+        with self._lock:
+            if self._targets.get(name) is target:  # not replaced or unregistered meanwhile
+                self._targets[name] = loaded
+        return loaded
 
     def _load_entry_points(self) -> None:
         if self._entry_points_loaded:
@@ -129,6 +137,18 @@ class Registry(Generic[T]):
                                         f"{seen[point.name]!r} and {point.value!r}")
                 seen[point.name] = point.value
                 self.register(point.name, point.value, origin=origin)
+
+
+def _instance_check(cls: type) -> Callable[[Any], Any]:
+    """A check that a target is an instance of ``cls`` (named by the package that exports it)."""
+    name = f"{cls.__module__.split('._')[0]}.{cls.__qualname__}"
+
+    def check(value: Any) -> Any:
+        if not isinstance(value, cls):
+            raise TypeError(f"expected a {name}, got {type(value).__name__}")
+        return value
+
+    return check
 
 
 def _distribution(point: metadata.EntryPoint) -> str:

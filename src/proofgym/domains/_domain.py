@@ -62,20 +62,14 @@ class Domain:
             raise ValueError(f"domain {self.name!r}: branches lead to decisions {unknown} not in its spec")
 
 
-def _check_domain(value: object) -> Domain:
-    if not isinstance(value, Domain):
-        raise TypeError(f"expected a proofgym.domains.Domain, got {type(value).__name__}")
-    return value
-
-
 #: Domains by name; plugins register through the ``proofgym.domains`` entry-point group with a
 #: ``"module:attribute"`` target naming a :class:`Domain`.
-DOMAINS: Registry[Domain] = Registry("domain", "proofgym.domains", check=_check_domain)
+DOMAINS: Registry[Domain] = Registry("domain", "proofgym.domains", check=Domain)
 
 
 def register_domain(domain: Domain) -> Domain:
     """Add ``domain`` to the registry under its name; a name can be registered once."""
-    DOMAINS.register(domain.name, _check_domain(domain))
+    DOMAINS.register(domain.name, domain)
     return domain
 
 

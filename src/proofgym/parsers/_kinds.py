@@ -13,7 +13,7 @@ from typing import Any, Callable, Mapping
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from proofgym.core import OptionsError, Registry, RegistryError, validate_options
+from proofgym.core import OptionsError, Registry, RegistryError, require_model_class, validate_options
 from proofgym.parsers._json_block import JSONBlockParser
 from proofgym.parsers._limits import ParseLimits
 from proofgym.parsers._protocol import CompletionParser
@@ -31,16 +31,11 @@ class ParserKind:
     options: type[BaseModel]
     build: Callable[[Any], CompletionParser]
 
-
-def _check_kind(value: Any) -> ParserKind:
-    if not isinstance(value, ParserKind):
-        raise TypeError(f"expected a proofgym.parsers.ParserKind, got {type(value).__name__}")
-    if not (isinstance(value.options, type) and issubclass(value.options, BaseModel)):
-        raise TypeError("ParserKind.options must be a pydantic model class")
-    return value
+    def __post_init__(self) -> None:
+        require_model_class(self.options, "ParserKind.options")
 
 
-PARSER_KINDS: Registry[ParserKind] = Registry("parser kind", "proofgym.parsers", check=_check_kind)
+PARSER_KINDS: Registry[ParserKind] = Registry("parser kind", "proofgym.parsers", check=ParserKind)
 
 
 class LimitsConfig(BaseModel):
@@ -84,7 +79,7 @@ def _regex(options: DecisionParserOptions) -> CompletionParser:
 
 def register_parser(name: str, kind: ParserKind | str) -> None:
     """Register a parser kind: a :class:`ParserKind`, or a ``"module:attribute"`` string naming one."""
-    PARSER_KINDS.register(name, kind if isinstance(kind, str) else _check_kind(kind))
+    PARSER_KINDS.register(name, kind)
 
 
 def parser_kinds() -> list[str]:

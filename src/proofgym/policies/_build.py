@@ -111,20 +111,14 @@ class PolicyKind:
     builds_slowly: bool = False
 
 
-def _check_kind(value: Any) -> PolicyKind:
-    if not isinstance(value, PolicyKind):
-        raise TypeError(f"expected a proofgym.policies.PolicyKind, got {type(value).__name__}")
-    return value
-
-
 #: Policies by name (aliases are names too). Plugins register through the ``proofgym.policies`` entry-point group
 #: with a ``"module:attribute"`` target naming a :class:`PolicyKind`.
-POLICIES: Registry[PolicyKind] = Registry("policy", "proofgym.policies", check=_check_kind)
+POLICIES: Registry[PolicyKind] = Registry("policy", "proofgym.policies", check=PolicyKind)
 
 
 def register_policy(name: str, kind: PolicyKind | str) -> None:
     """Register a policy kind under ``name``: a :class:`PolicyKind`, or a ``"module:attribute"`` string naming one."""
-    POLICIES.register(name, kind if isinstance(kind, str) else _check_kind(kind))
+    POLICIES.register(name, kind)
 
 
 def policy_kind(name: str) -> PolicyKind:

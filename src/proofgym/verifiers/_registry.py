@@ -12,7 +12,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from pydantic import BaseModel
 
-from proofgym.core import Claim, OptionsError, Registry, RegistryError, validate_options
+from proofgym.core import Claim, OptionsError, Registry, RegistryError, require_model_class, validate_options
 from proofgym.verifiers._protocol import Verifier
 
 
@@ -40,13 +40,8 @@ class VerifierKind:
     build: Callable[[Any], Verifier]
     examples: Callable[[], Sequence[VerifierExample]] | None = None
 
-
-def _check_kind(value: Any) -> VerifierKind:
-    if not isinstance(value, VerifierKind):
-        raise TypeError(f"expected a proofgym.verifiers.VerifierKind, got {type(value).__name__}")
-    if not (isinstance(value.options, type) and issubclass(value.options, BaseModel)):
-        raise TypeError("VerifierKind.options must be a pydantic model class")
-    return value
+    def __post_init__(self) -> None:
+        require_model_class(self.options, "VerifierKind.options")
 
 
 class VerifierOptionsError(OptionsError):
@@ -64,19 +59,18 @@ class VerifierOptionsError(OptionsError):
         return cls(f"verifier kind {kind!r}: {key}: {'; '.join(messages)}", problems)
 
 
-VERIFIER_KINDS: Registry[VerifierKind] = Registry("verifier kind", "proofgym.verifiers", check=_check_kind)
+VERIFIER_KINDS: Registry[VerifierKind] = Registry("verifier kind", "proofgym.verifiers", check=VerifierKind)
 
 
 def register_verifier(name: str, options: type[BaseModel] | VerifierKind | str,
                       build: Callable[[Any], Verifier] | None = None) -> None:
     """Register a verifier kind: a :class:`VerifierKind`, its options model (validated from config) and its
     builder, or a ``"module:attribute"`` string naming a :class:`VerifierKind`, imported on first use."""
-    if isinstance(options, (str, VerifierKind)):
-        VERIFIER_KINDS.register(name, options if isinstance(options, str) else _check_kind(options))
-        return
-    if build is None:
-        raise TypeError("register_verifier needs a builder with an options model")
-    VERIFIER_KINDS.register(name, _check_kind(VerifierKind(options, build)))
+    if not isinstance(options, (str, VerifierKind)):
+        if build is None:
+            raise TypeError("register_verifier needs a builder with an options model")
+        options = VerifierKind(options, build)
+    VERIFIER_KINDS.register(name, options)
 
 
 def verifier_kinds() -> list[str]:
