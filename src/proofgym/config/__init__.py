@@ -1,10 +1,10 @@
 """Run configs: load and validate YAML / TOML / JSON files that describe a reward path."""
 
 from proofgym.core import ConfigError, config_problems, problem_line
+from proofgym.parsers import LimitsConfig  # the parser section's limits: defined with the parser kinds
 from proofgym.config._files import find_secret_key, parse_config_text, read_config_file
 from proofgym.config._run import (
     ErrorBudgetConfig,
-    LimitsConfig,
     ParserConfig,
     RunConfig,
     VerifierConfig,

@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, PrivateAttr, ValidationError, field_validator, model_validator
 
 from proofgym.core import ConfigError, config_problems, problem_line
 from proofgym.config._files import read_config_file
 from proofgym.config._train import TrainConfig
-from proofgym.parsers import LimitsConfig, build_parser, validate_parser_options
+from proofgym.parsers import build_parser, validate_parser_options
 from proofgym.rewards import DefaultRewardShaper, ErrorBudget, RewardFunction, ShaperConfig
 from proofgym.runtime import RuntimeConfig, VerificationRuntime
 from proofgym.verifiers import Verifier, VerifierOptionsError, build_verifier, validate_verifier_options

@@ -34,7 +34,9 @@ def has_digit_run(data: bytes, max_digits: int = MAX_INT_DIGITS) -> bool:
     positions are looked at, and around a digit found there only its own run is measured: the common case, a
     response of a few KB, costs a handful of byte reads instead of a pass over it."""
     run = max_digits + 1
-    for i in range(0, len(data), run) if len(data) > max_digits else ():
+    if len(data) < run:
+        return False
+    for i in range(0, len(data), run):
         if 48 <= data[i] <= 57:  # an ASCII digit
             before, after = data[max(0, i - max_digits):i], data[i:i + run]
             if len(before) - len(before.rstrip(_DIGIT_BYTES)) + len(after) - len(after.lstrip(_DIGIT_BYTES)) >= run:

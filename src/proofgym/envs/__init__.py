@@ -1,8 +1,10 @@
 """Multi-step tool environments: the protocol, a base class for tool-calling environments, and a registry.
 
 Nothing concrete lives here: the rulebook domains' environments (``proofgym.rulebook_envs``), ``verilog`` and
-plugins' environments come in through the ``proofgym.envs`` entry-point group. ``RulebookEnv``, ``RulebookEnvConfig`` and ``default_run_config``
-are imported on first use, so that importing this package loads no domain.
+plugins' environments come in through the ``proofgym.envs`` entry-point group. ``RulebookEnv``,
+``RulebookEnvConfig``, ``default_run_config`` and ``register_rulebook_env``, which moved to
+``proofgym.rulebook_envs``, are still reachable here (imported on first use, so that importing this package loads
+no domain).
 """
 
 import sys

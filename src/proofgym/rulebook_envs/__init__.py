@@ -26,5 +26,18 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module 'proofgym.rulebook_envs' has no attribute {name!r}")
 
 
-__all__ = sorted({*_LAZY, "GRANT_ELIGIBILITY_ENV", "LOAN_ENV", "SHIPPED_RULEBOOK_DOMAINS", "RulebookEnvFactory",
-                  "register_rulebook_env"})
+__all__ = [
+    "ANSWER_TOOL",
+    "GRANT_ELIGIBILITY_ENV",
+    "LOAN_ENV",
+    "SHIPPED_RULEBOOK_DOMAINS",
+    "RulebookEnv",
+    "RulebookEnvConfig",
+    "RulebookEnvFactory",
+    "balance_period",
+    "default_run_config",
+    "make_rulebook_env",
+    "register_rulebook_env",
+    "shared_reward_function",
+    "verification_cache_usage",
+]

@@ -19,7 +19,7 @@ from typing import Any, Callable
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from proofgym.config import ConfigError, RunConfig, load_run_config, parse_run_config
+from proofgym.config import ConfigError, RunConfig, load_run_config
 from proofgym.core import describe_validation_error
 from proofgym.domains import Domain, Record, build_example, get_domain, gold_completion
 from proofgym.envs import MAX_ACTION_CHARS, Observation, StepResult, Tool, ToolCall, ToolEnv, ToolResult

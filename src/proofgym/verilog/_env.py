@@ -170,6 +170,8 @@ class VerilogEnv(ToolEnv):
         if self.config.problem_id is not None and self.config.problem_id not in by_id:
             raise ValueError(f"problem_id {self.config.problem_id!r} is not among the {len(by_id)} problems")
         self._problems = [by_id[key] for key in sorted(by_id)]
+        # Which shared runtime judges this environment's designs: its judge config and problem set (fixed).
+        self._runtime_key = (self.config.judge.model_dump_json(), *sorted(p.content_hash for p in self._problems))
         self._interfaces = {problem.id: interface(problem) for problem in self._problems}
         self._shares = self.config.rewards.shares()
         self._problem: Problem | None = None
@@ -297,7 +299,7 @@ class VerilogEnv(ToolEnv):
     def _judge(self, source: str, *, compile_only: bool = False) -> Verdict:
         """The judge's verdict on ``source`` through the shared runtime; without a toolchain or sandbox (the
         verifier cannot be built), the judge's own ``INVALID`` verdict saying what is missing."""
-        runtime = _shared_runtime(self._problems, self.config.judge)
+        runtime = _shared_runtime(self._problems, self.config.judge, self._runtime_key)
         if runtime is None:
             return judge(self.problem, source, config=self.config.judge, compile_only=compile_only)
         return runtime.verify_many_sync([source_claim(self.problem, source, compile_only=compile_only)])[0]
@@ -357,11 +359,11 @@ _RUNTIMES: dict[tuple[str, ...], VerificationRuntime] = {}
 _RUNTIMES_LOCK = threading.Lock()
 
 
-def _shared_runtime(problems: list[Problem], config: JudgeConfig) -> VerificationRuntime | None:
-    """The runtime of this problem set, judge config and toolchain (the tools found on PATH now), built on first
-    use and kept for the process's life (closed at exit); ``None`` while the verifier cannot be built (no
-    toolchain, no sandbox): nothing is kept then, so a toolchain installed later is found."""
-    key = (config.model_dump_json(), repr(config.toolchain()), *sorted(problem.content_hash for problem in problems))
+def _shared_runtime(problems: list[Problem], config: JudgeConfig, key: tuple[str, ...]) -> VerificationRuntime | None:
+    """The runtime of this problem set and judge config (``key`` names both) and of the toolchain (the tools found
+    on PATH now), built on first use and kept for the process's life (closed at exit); ``None`` while the verifier
+    cannot be built (no toolchain, no sandbox): nothing is kept then, so a toolchain installed later is found."""
+    key = (*key, repr(config.toolchain()))
     with _RUNTIMES_LOCK:
         runtime = _RUNTIMES.get(key)
         if runtime is None:
