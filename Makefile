@@ -20,6 +20,9 @@ $(STAMP): pyproject.toml examples/plugin/pyproject.toml | system-packages
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	# the example plugin (examples/plugin): the tests show it works through entry points alone
 	$(BIN)/python -m pip install --quiet --no-deps -e examples/plugin
+	# OpenRLHF's real reward client is tested against serve-reward; its own dependencies (ray, vllm, deepspeed)
+	# are not needed for that module, only aiohttp (in the dev extra)
+	$(BIN)/python -m pip install --quiet --no-deps 'openrlhf==0.11.2'
 	touch $(STAMP)
 
 setup: $(STAMP)
