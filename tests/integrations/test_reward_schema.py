@@ -13,7 +13,7 @@ from _schemathesis import API_KEY, FreshApp, schema_of
 from hypothesis import HealthCheck, settings
 
 from proofgym.integrations import create_reward_app, domain_run_config, parse_label
-from proofgym.integrations._reward_schema import LABEL, reward_request_schema
+from proofgym.integrations._reward_schema import LABEL, QUERY_KEY_SCHEME, reward_request_schema
 
 # Each lifespan gets a server of its own, which owns its reward function and closes it at shutdown.
 APP = FreshApp(lambda _store: create_reward_app(domain_run_config("grant_eligibility"), api_key=API_KEY))
@@ -68,7 +68,7 @@ def test_the_reward_server_matches_its_schema(case):
 def _post(app, path, **kwargs):
     async def go():
         async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://test") as client:
-            return await client.request("POST" if path == "/get_reward" else "GET", path, **kwargs)
+            return await client.request("POST" if path.startswith("/get_reward") else "GET", path, **kwargs)
 
     return asyncio.run(go())
 
@@ -86,17 +86,21 @@ def test_get_reward_is_published_with_the_key_schemes(reward_app):
     operation = schema["paths"]["/get_reward"]["post"]
     assert operation["requestBody"]["content"]["application/json"]["schema"] == {
         "$ref": "#/components/schemas/RewardRequest"}
-    assert operation["security"] == [{"ApiKeyHeader": []}, {"BearerToken": []}]
+    assert operation["security"] == [{"ApiKeyHeader": []}, {"BearerToken": []}, {"ApiKeyQuery": []}]
+    assert schema["components"]["securitySchemes"]["ApiKeyQuery"] == {
+        **QUERY_KEY_SCHEME["ApiKeyQuery"], "type": "apiKey", "in": "query", "name": "key"}
     assert {"200", "400", "401", "413", "422", "500"} <= set(operation["responses"])
     assert "security" not in schema["paths"]["/health"]["get"]
 
 
-@pytest.mark.parametrize("headers", [{}, {"X-API-Key": "wrong"}, {"Authorization": "Bearer wrong"}])
-def test_a_missing_or_wrong_key_is_the_declared_401(reward_app, headers):
-    reply = _post(reward_app, "/get_reward", json={"query": [], "prompts": []}, headers=headers)
+@pytest.mark.parametrize("headers, query", [({}, ""), ({"X-API-Key": "wrong"}, ""),
+                                            ({"Authorization": "Bearer wrong"}, ""), ({}, "?key=wrong")])
+def test_a_missing_or_wrong_key_is_the_declared_401(reward_app, headers, query):
+    reply = _post(reward_app, "/get_reward" + query, json={"query": [], "prompts": []}, headers=headers)
     assert reply.status_code == 401 and reply.headers["www-authenticate"] == "Bearer"
     assert isinstance(reply.json()["detail"], str)
-    assert _post(reward_app, "/openapi.json", headers=headers).status_code == 401
+    assert _post(reward_app, "/openapi.json" + query, headers=headers).status_code == 401
+    assert _post(reward_app, f"/openapi.json?key={API_KEY}").status_code == 200
 
 
 @pytest.mark.parametrize("label", [None, "permit", "  deny\n", json.dumps({"gold": "permit"}),

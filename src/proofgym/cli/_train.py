@@ -95,21 +95,32 @@ def serve_reward_command(
     header_timeout_s: float = header_timeout_option(),
     body_timeout_s: float = body_timeout_option(60.0),
     max_connections: int = max_connections_option(64, "held"),
+    batch_window_s: float = typer.Option(
+        0.005, "--batch-window-s", min=0.0, max=1.0,
+        help="Micro-batching: requests arriving within this many seconds of the oldest waiting one are verified "
+             "as one batch (OpenRLHF sends one sample per request); 0 verifies each request alone."),
+    batch_max_items: int = typer.Option(512, "--batch-max-items", min=1,
+                                        help="Micro-batching: samples per batch at most (a larger request alone)."),
 ) -> None:
     """Serve the reward path to OpenRLHF: POST /get_reward {query, prompts, labels} -> {rewards, scores, extra_logs}.
 
-    The API key comes from PROOFGYM_API_KEY (or ENVIRONMENT_API_KEY), sent as X-API-Key or
-    Authorization: Bearer; without one the server only binds a loopback address.
+    The API key comes from PROOFGYM_API_KEY (or ENVIRONMENT_API_KEY); without one the server only binds a
+    loopback address. OpenRLHF sends no headers: give it the key in the URL, --reward.remote_url
+    http://host:8001/get_reward?key=$PROOFGYM_API_KEY (the key is never logged). Other clients may send it
+    as X-API-Key or Authorization: Bearer.
     """
     from proofgym.integrations import reward_api_key, serve_reward
 
     if not math.isfinite(invalid_fill):
         fail("--invalid-fill must be a finite number")
+    if not math.isfinite(batch_window_s):
+        fail("--batch-window-s must be a finite number of seconds from 0 to 1")
     try:
         run = load_run_config(config)
         serve_reward(run, host=host, port=port, api_key=reward_api_key(), invalid_fill=invalid_fill,
                      max_body_bytes=max_body_bytes, log_level=log_level, header_timeout_s=header_timeout_s,
-                     body_timeout_s=body_timeout_s, max_connections=max_connections)
+                     body_timeout_s=body_timeout_s, max_connections=max_connections,
+                     batch_window_s=batch_window_s, batch_max_items=batch_max_items)
     except (ConfigError, ValueError) as exc:
         fail(exc)
 

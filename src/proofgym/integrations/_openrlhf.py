@@ -15,10 +15,19 @@
   verification gets the server's *invalid fill* (default 0.0) and is flagged in ``extra_logs``
   (``invalid`` = 1.0). ``scores`` are 0/1 correctness (``correct`` component), which OpenRLHF's
   dynamic filtering reads. ``extra_logs`` carries each item's components and outcome indicators.
-- Every request is verified as one batch through the verification runtime (deduplicated, cached,
-  bounded concurrency), parsed in a worker thread so the event loop stays free. ``GET /health`` needs no
-  key; everything else needs the API key when one is set (``X-API-Key`` or ``Authorization: Bearer``),
-  checked before the body is read; bodies above ``max_body_bytes`` are refused with 413; malformed bodies
+- Concurrent requests are verified together (:mod:`proofgym.integrations._microbatch`): OpenRLHF sends one
+  sample per request, so the requests arriving within ``batch_window_s`` (default 5 ms) of the oldest waiting
+  one, up to ``batch_max_items`` samples, go through the verification runtime as one batch (deduplicated,
+  cached, verifier calls filled up to their batch size), parsed in a worker thread so the event loop stays
+  free. Each request still gets its own answer, in its own order; a request whose samples make the batch
+  raise is scored alone, so it cannot fail the others. ``batch_window_s=0`` scores every request alone.
+- ``GET /health`` needs no key; everything else needs the API key when one is set, checked (in constant
+  time) before the body is read: ``X-API-Key: <key>``, ``Authorization: Bearer <key>``, or, the OpenRLHF way
+  (its client sends no headers), in the URL: ``--reward.remote_url http://host:8001/get_reward?key=<key>``
+  (percent-encode characters other than letters, digits and ``-._~``). The ``key`` parameter is taken out of
+  the request before anything else sees it, so it appears in no access log line, error body or trace; log
+  lines uvicorn writes before the app runs (a 503 at the connection limit) are redacted. A header key, when
+  sent, is the one checked. Bodies above ``max_body_bytes`` are refused with 413; malformed bodies
   with 422 and the field paths: JSON nested more than 64 levels deep or with an integer of more than 1000
   digits (refused before parsing, by the guard), JSON that does not parse, fields of the wrong type,
   lists longer than ``max_items`` (refused before validation), labels that carry no reference.
@@ -29,8 +38,11 @@ fastapi and uvicorn are imported inside the functions that need them.
 from __future__ import annotations
 
 import asyncio
+import hmac
 import json
+import logging
 import math
+import re
 from collections.abc import Mapping
 from contextlib import asynccontextmanager
 from typing import Any
@@ -39,6 +51,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from proofgym.integrations._labels import label_text
 from proofgym.integrations._metrics import COMPONENTS, item_breakdown
+from proofgym.integrations._microbatch import MicroBatcher
 from proofgym.parsers import response_text
 from proofgym.rewards import Reference, RewardFunction
 
@@ -51,6 +64,21 @@ DEFAULT_HEADER_TIMEOUT_S = 10.0
 DEFAULT_MAX_CONNECTIONS = 64
 #: Environment variables read for the server's API key, first non-empty wins.
 API_KEY_ENV_VARS = ("PROOFGYM_API_KEY", "ENVIRONMENT_API_KEY")
+#: How long concurrent requests are gathered into one verification batch: a few ms against a verifier round
+#: trip of tens of ms (and a generation of seconds), long enough for a burst of one-sample requests to meet.
+DEFAULT_BATCH_WINDOW_S = 0.005
+MAX_BATCH_WINDOW_S = 1.0
+#: Samples per micro-batch: a GRPO step's worth of requests (e.g. 64 prompts x 8) in one runtime batch.
+DEFAULT_BATCH_MAX_ITEMS = 512
+#: The URL query parameter OpenRLHF's ``--reward.remote_url`` carries the key in.
+KEY_PARAMETER = "key"
+_AUTH_HINT = (f"send the server's key as an X-API-Key header, as Authorization: Bearer <key>, or in the URL as "
+              f"?{KEY_PARAMETER}=<key> (OpenRLHF: --reward.remote_url "
+              f"http://host:port/get_reward?{KEY_PARAMETER}=<key>)")
+# ``key=`` as a parameter name (also percent-encoded), not the end of a longer name; in a URL, a bytes repr
+# (uvicorn's trace log of the scope) or any text.
+_KEY_IN_TEXT = re.compile(r"(?<![\w%.~-])((?:k|%6b)(?:e|%65)(?:y|%79))=[^&#\s'\"]*", re.IGNORECASE)
+_UVICORN_LOGGERS = ("uvicorn.access", "uvicorn.error", "uvicorn.asgi")
 
 
 def reward_api_key(environ: Mapping[str, str] | None = None) -> str | None:
@@ -132,42 +160,161 @@ def build_response(items: list[Any], *, invalid_fill: float) -> RewardResponse:
     return RewardResponse(rewards=rewards, scores=scores, extra_logs=logs)
 
 
+def redact_key(text: str) -> str:
+    """``text`` with the value of every ``key=`` URL parameter in it replaced by ``***``."""
+    return _KEY_IN_TEXT.sub(r"\1=***", text)
+
+
+def _take_key_parameters(scope: dict[str, Any]) -> list[str]:
+    """The ``key`` parameters of the request's query string, removed from it (in place: uvicorn's access log
+    prints this scope's query string)."""
+    from urllib.parse import unquote_plus
+
+    query: bytes = scope.get("query_string") or b""
+    if not query:
+        return []
+    keys, kept = [], []
+    for part in query.split(b"&"):
+        name, _, value = part.partition(b"=")
+        if unquote_plus(name.decode("latin-1")) == KEY_PARAMETER:
+            keys.append(unquote_plus(value.decode("latin-1"), encoding="utf-8", errors="surrogateescape"))
+        else:
+            kept.append(part)
+    if keys:
+        scope["query_string"] = b"&".join(kept)
+    return keys
+
+
+class _KeyRedactingFilter(logging.Filter):
+    """Redacts ``key=`` parameters from uvicorn's log records (their arguments stay where formatters expect them)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if isinstance(record.msg, str):
+            record.msg = redact_key(record.msg)
+        if isinstance(record.args, tuple):
+            record.args = tuple(_redacted(arg) for arg in record.args)
+        return True
+
+
+def _redacted(arg: Any) -> Any:
+    if arg is None or isinstance(arg, (bool, int, float)):
+        return arg
+    text = arg if isinstance(arg, str) else str(arg)
+    clean = redact_key(text)
+    return arg if clean == text else clean
+
+
+class RewardGuard:
+    """ASGI middleware in front of the reward app: the API key (a header or the URL's ``key`` parameter, compared
+    in constant time; 401 otherwise, except on ``open_paths``), then :class:`~proofgym.serve.RequestGuard`'s body
+    limits. The ``key`` parameter is removed from every request, keyed or not, before anything logs or sees it."""
+
+    def __init__(self, app: Any, *, api_key: str | None, max_body_bytes: int, body_timeout_s: float | None,
+                 open_paths: tuple[str, ...] = ("/health",)) -> None:
+        from proofgym.serve import RequestGuard
+
+        self.app = app
+        self.api_key = api_key
+        self.open_paths = frozenset(open_paths)
+        self._limits = RequestGuard(app, api_key=None, max_body_bytes=max_body_bytes, body_timeout_s=body_timeout_s)
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "http":
+            query_keys = _take_key_parameters(scope)
+            if self.api_key is not None and scope["path"] not in self.open_paths:
+                problem = self._refusal(scope, query_keys)
+                if problem is not None:
+                    from proofgym.serve import SafeJSONResponse
+
+                    await SafeJSONResponse({"detail": problem}, status_code=401,
+                                           headers={"www-authenticate": "Bearer"})(scope, receive, send)
+                    return
+        await self._limits(scope, receive, send)
+
+    def _refusal(self, scope: Any, query_keys: list[str]) -> str | None:
+        key = _header_key(scope["headers"])
+        if key is None:
+            if len(query_keys) > 1:
+                return f"the {KEY_PARAMETER} URL parameter is given {len(query_keys)} times: give it once"
+            key = (query_keys[0].strip() or None) if query_keys else None
+        if key is not None and hmac.compare_digest(key.encode("utf-8", "surrogateescape"),
+                                                   self.api_key.encode("utf-8")):
+            return None
+        return f"{'missing' if key is None else 'invalid'} API key: {_AUTH_HINT}"
+
+
+def _header_key(raw_headers: list[tuple[bytes, bytes]]) -> str | None:
+    """The key of an ``X-API-Key`` header, else of ``Authorization: Bearer <key>`` (as the task app reads them)."""
+    headers = {name.lower(): value.decode("latin-1").strip() for name, value in raw_headers
+               if name.lower() in (b"x-api-key", b"authorization")}
+    if headers.get(b"x-api-key"):
+        return headers[b"x-api-key"]
+    scheme, _, token = headers.get(b"authorization", "").partition(" ")
+    return token.strip() if scheme.lower() == "bearer" and token.strip() else None
+
+
 def create_reward_app(source: Any, *, api_key: str | None = None, invalid_fill: float = 0.0,
                       max_body_bytes: int = DEFAULT_MAX_BODY_BYTES, max_items: int = DEFAULT_MAX_ITEMS,
                       max_concurrent_requests: int = 8,
-                      body_timeout_s: float = DEFAULT_BODY_TIMEOUT_S) -> Any:
-    """The FastAPI app serving ``source``'s reward path (a RunConfig, which the app owns and closes on
-    shutdown, or a RewardFunction, which the caller closes).
+                      body_timeout_s: float = DEFAULT_BODY_TIMEOUT_S,
+                      batch_window_s: float = DEFAULT_BATCH_WINDOW_S,
+                      batch_max_items: int = DEFAULT_BATCH_MAX_ITEMS) -> Any:
+    """The ASGI app serving ``source``'s reward path (a RunConfig, which the app owns and closes on
+    shutdown, or a RewardFunction, which the caller closes); its ``.app`` is the FastAPI app.
 
     ``api_key=None`` turns authentication off; :func:`serve_reward` only allows that on loopback. A body that
     has not arrived ``body_timeout_s`` seconds after its headers gets 408 and its connection is closed.
+    Requests arriving within ``batch_window_s`` seconds of each other are verified as one batch of at most
+    ``batch_max_items`` samples (a larger request alone); ``batch_window_s=0`` verifies each request alone. At most
+    ``max_concurrent_requests`` scoring calls (a micro-batch is one) run at once.
     """
     from fastapi import FastAPI, Request
     from fastapi.responses import JSONResponse
 
-    from proofgym.integrations._reward_schema import reward_contract
-    from proofgym.serve import RequestGuard, SafeJSONResponse, error_responses, publish, require_key
+    from proofgym.integrations._reward_schema import query_key, reward_contract
+    from proofgym.serve import SafeJSONResponse, error_responses, publish, require_key
 
     if not math.isfinite(invalid_fill):
         raise ValueError(f"invalid_fill must be a finite number, got {invalid_fill}")
     if max_items < 1 or max_concurrent_requests < 1:
         raise ValueError("max_items and max_concurrent_requests must be at least 1")
+    _check_batching(batch_window_s, batch_max_items)
     owns = not isinstance(source, RewardFunction)
     reward_fn = source.reward_function() if owns else source
     name = getattr(source, "name", None) or "reward"
+
+    def score(samples: list[tuple[str, str, Reference]]) -> list[Any]:
+        # Splitting and parsing are CPU work: run in a worker thread, the event loop stays free.
+        responses = [split_response(query, prompt) for query, prompt, _ in samples]
+        return reward_fn.score(None, responses, [reference for _, _, reference in samples])
+
+    batcher = MicroBatcher(score, window_s=batch_window_s, max_items=batch_max_items,
+                           max_batches=max_concurrent_requests) if batch_window_s > 0 else None
     gate = asyncio.Semaphore(max_concurrent_requests)
+
+    async def scored(samples: list[tuple[str, str, Reference]]) -> list[Any]:
+        if batcher is not None:
+            return await batcher.submit(samples)
+        async with gate:
+            return await asyncio.to_thread(score, samples)
 
     @asynccontextmanager
     async def lifespan(_: Any):
+        redactor = _KeyRedactingFilter()
+        for logger_name in _UVICORN_LOGGERS:
+            logging.getLogger(logger_name).addFilter(redactor)
         try:
             yield
         finally:
+            for logger_name in _UVICORN_LOGGERS:
+                logging.getLogger(logger_name).removeFilter(redactor)
             if owns:
                 await asyncio.to_thread(reward_fn.close)
 
     app = FastAPI(title="proofgym reward server (OpenRLHF protocol)", lifespan=lifespan)
     app.state.reward_fn = reward_fn
-    publish(app, reward_contract(max_items), *([require_key(("/health",))] if api_key is not None else []))
+    app.state.batcher = batcher
+    publish(app, reward_contract(max_items), *([require_key(("/health",)), query_key()] if api_key is not None else []))
 
     @app.get("/health", responses=error_responses(keyed=False))
     async def health() -> dict[str, Any]:
@@ -203,14 +350,8 @@ def create_reward_app(source: Any, *, api_key: str | None = None, invalid_fill: 
                 errors.append({"loc": ["body", "labels", i], "msg": str(exc), "type": "value_error"})
         if errors:
             return _unprocessable(errors)
-        async with gate:
-            # Splitting and parsing are CPU work: done in a worker thread, the event loop stays free.
-            items = await asyncio.to_thread(_score, parsed, references)
+        items = await scored(list(zip(parsed.query, parsed.prompts, references)))
         return JSONResponse(build_response(items, invalid_fill=invalid_fill).model_dump())
-
-    def _score(parsed: RewardRequest, references: list[Reference]) -> list[Any]:
-        responses = [split_response(query, prompt) for query, prompt in zip(parsed.query, parsed.prompts)]
-        return reward_fn.score(None, responses, references)
 
     def _unprocessable(errors: list[dict[str, Any]]) -> Any:
         # The messages may quote what the client sent (a label's text): encodable whatever it holds.
@@ -219,18 +360,32 @@ def create_reward_app(source: Any, *, api_key: str | None = None, invalid_fill: 
     get_reward.__annotations__["request"] = Request  # this module's annotations are text; fastapi is imported here
     app.post("/get_reward", response_model=RewardResponse, responses=error_responses(keyed=api_key is not None))(
         get_reward)
-    return RequestGuard(app, api_key=api_key, max_body_bytes=max_body_bytes, body_timeout_s=body_timeout_s)
+    return RewardGuard(app, api_key=api_key, max_body_bytes=max_body_bytes, body_timeout_s=body_timeout_s)
+
+
+def _check_batching(batch_window_s: Any, batch_max_items: Any) -> None:
+    if isinstance(batch_window_s, bool) or not isinstance(batch_window_s, (int, float)) \
+            or not 0 <= batch_window_s <= MAX_BATCH_WINDOW_S:
+        raise ValueError(f"batch_window_s must be a number of seconds from 0 (micro-batching off) to "
+                         f"{MAX_BATCH_WINDOW_S:g}, got {batch_window_s!r}")
+    if isinstance(batch_max_items, bool) or not isinstance(batch_max_items, int) or batch_max_items < 1:
+        raise ValueError(f"batch_max_items must be an integer of at least 1, got {batch_max_items!r}")
 
 
 def serve_reward(source: Any, *, host: str = "127.0.0.1", port: int = 8001, api_key: str | None = None,
                  invalid_fill: float = 0.0, max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
                  log_level: str = "info", header_timeout_s: float = DEFAULT_HEADER_TIMEOUT_S,
                  body_timeout_s: float = DEFAULT_BODY_TIMEOUT_S,
-                 max_connections: int = DEFAULT_MAX_CONNECTIONS) -> None:
+                 max_connections: int = DEFAULT_MAX_CONNECTIONS,
+                 batch_window_s: float = DEFAULT_BATCH_WINDOW_S,
+                 batch_max_items: int = DEFAULT_BATCH_MAX_ITEMS) -> None:
     """Run the reward server with uvicorn until interrupted. Refuses (``ValueError``) to listen on a
-    non-loopback address without an API key. Slow clients get 408 (headers not complete ``header_timeout_s``
-    seconds after the connection opened or the previous response, a body not arrived ``body_timeout_s`` after
-    its headers) and are disconnected; at most ``max_connections`` connections are held (beyond them: 503)."""
+    non-loopback address without an API key; OpenRLHF, which sends no headers, gives the key in its URL:
+    ``--reward.remote_url http://host:8001/get_reward?key=<key>`` (never logged). Slow clients get 408 (headers
+    not complete ``header_timeout_s`` seconds after the connection opened or the previous response, a body not
+    arrived ``body_timeout_s`` after its headers) and are disconnected; at most ``max_connections`` connections
+    are held (beyond them: 503). Concurrent requests arriving within ``batch_window_s`` seconds (0: off) are
+    verified as one batch of at most ``batch_max_items`` samples (see :func:`create_reward_app`)."""
     import uvicorn
 
     from proofgym.serve import is_loopback, uvicorn_limits
@@ -240,5 +395,6 @@ def serve_reward(source: Any, *, host: str = "127.0.0.1", port: int = 8001, api_
                          "ENVIRONMENT_API_KEY), or listen on 127.0.0.1")
     limits = uvicorn_limits(header_timeout_s=header_timeout_s, max_connections=max_connections)
     app = create_reward_app(source, api_key=api_key, invalid_fill=invalid_fill, max_body_bytes=max_body_bytes,
-                            body_timeout_s=body_timeout_s)
+                            body_timeout_s=body_timeout_s, batch_window_s=batch_window_s,
+                            batch_max_items=batch_max_items)
     uvicorn.run(app, host=host, port=port, log_level=log_level, **limits)

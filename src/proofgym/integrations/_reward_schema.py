@@ -1,4 +1,4 @@
-"""The OpenRLHF reward server's published request schema: what ``POST /get_reward`` accepts.
+"""The OpenRLHF reward server's published request schema: what ``POST /get_reward`` accepts, and the key in its URL.
 
 FastAPI cannot derive it: the route reads its body itself (so that the guard's size limit comes
 first), and a label is looser than a type: the gold decision as text, an object with ``gold`` /
@@ -59,5 +59,27 @@ def reward_contract(max_items: int, path: str = "/get_reward") -> Any:
         body = {"$ref": "#/components/schemas/RewardRequest"}
         schema["paths"][path]["post"]["requestBody"] = {"required": True,
                                                         "content": {"application/json": {"schema": body}}}
+
+    return transform
+
+
+#: The key in the URL (``?key=<key>``): how OpenRLHF, whose reward client sends no headers, authenticates.
+QUERY_KEY_SCHEME: Schema = {"ApiKeyQuery": {
+    "type": "apiKey", "in": "query", "name": "key",
+    "description": "the server's API key in the URL, the OpenRLHF way: --reward.remote_url "
+                   "http://host:port/get_reward?key=<key> (removed from the request before it is logged)"}}
+
+
+def query_key() -> Any:
+    """A :func:`proofgym.serve._openapi.publish` transform, after ``require_key``: every operation that needs the
+    key may also send it as the ``key`` URL parameter."""
+
+    def transform(schema: Schema) -> None:
+        schema.setdefault("components", {}).setdefault("securitySchemes", {}).update(
+            {name: dict(scheme) for name, scheme in QUERY_KEY_SCHEME.items()})
+        for operations in schema.get("paths", {}).values():
+            for operation in operations.values():
+                if "security" in operation:
+                    operation["security"] = [*operation["security"], *({name: []} for name in QUERY_KEY_SCHEME)]
 
     return transform
