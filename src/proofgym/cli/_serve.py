@@ -26,6 +26,19 @@ def load_env_config(value: str) -> dict[str, Any]:
     return read_config_file(path)
 
 
+def env_override_list(allow: List[str], forbid: List[str]) -> tuple[str, ...]:
+    """The operator's override list as the task app reads it (``"!KEY"``: forbidden); ``ConfigError`` naming the
+    option for a key that is empty, starts with ``!`` or is both allowed and forbidden."""
+    for option, keys in (("--allow-env-override", allow), ("--forbid-env-override", forbid)):
+        for key in keys:
+            if not key.strip() or key.startswith("!") or (option == "--forbid-env-override" and key == "*"):
+                raise ConfigError(f"{option}: {key!r} is not an environment config key")
+    both = sorted(set(allow) & set(forbid))
+    if both:
+        raise ConfigError(f"--forbid-env-override: {both[0]!r} is also given to --allow-env-override")
+    return (*allow, *(f"!{key}" for key in forbid))
+
+
 def serve_command(
     env: str = typer.Argument(..., help="The environment to serve (verilog, grant_eligibility, loan, ...)."),
     host: str = typer.Option("127.0.0.1", "--host", help="Address to bind; a non-loopback one needs an API key."),
@@ -42,7 +55,12 @@ def serve_command(
                                   help="On shutdown, how long running rollouts may finish before they are cancelled."),
     allow_env_override: List[str] = typer.Option([], "--allow-env-override",
                                                  help="An environment config key a request may set (repeatable; "
-                                                      "'*' for any)."),
+                                                      "'*' for any). difficulty, split and index (the reference "
+                                                      "client's) may be set unless forbidden."),
+    forbid_env_override: List[str] = typer.Option([], "--forbid-env-override",
+                                                  help="An environment config key a request may not set, even "
+                                                       "difficulty, split or index (repeatable); with '*' too, "
+                                                       "every key but these."),
     policies: List[str] = typer.Option([], "--policy",
                                        help="A policy name requests may use (repeatable; default: openai, vllm, "
                                             "openai-chat, scripted, oracle)."),
@@ -57,15 +75,18 @@ def serve_command(
     """Serve an environment as a task app: GET /health, /info, /task_info?seed=, POST /rollout.
 
     The API key comes from ENVIRONMENT_API_KEY (or PROOFGYM_API_KEY, ENV_API_KEY); without one the
-    app only binds a loopback address. Every rollout is recorded in the trace store.
+    app only binds a loopback address. Every rollout is recorded in the trace store. A request's env.config
+    may change only the keys --allow-env-override names, and difficulty, split and index unless
+    --forbid-env-override names them.
     """
     from proofgym.serve import DEFAULT_POLICIES, ServeError, serve
 
     try:
         config = load_env_config(env_config) if env_config is not None else None
+        overrides = env_override_list(allow_env_override, forbid_env_override)
         serve(env, host=host, port=port, env_config=config, traces=traces, max_concurrency=max_concurrency,
               max_body_bytes=max_body_bytes, max_time_s=max_time_s, grace_s=grace_s,
-              env_overrides=tuple(allow_env_override), policies=tuple(policies) or DEFAULT_POLICIES,
+              env_overrides=overrides, policies=tuple(policies) or DEFAULT_POLICIES,
               workers=workers, log_level=log_level, header_timeout_s=header_timeout_s,
               body_timeout_s=body_timeout_s, max_connections=max_connections)
     except (ConfigError, ServeError) as exc:

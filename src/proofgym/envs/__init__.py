@@ -5,6 +5,9 @@ plugins' environments come in through the ``proofgym.envs`` entry-point group. `
 ``RulebookEnvConfig``, ``default_run_config`` and ``register_rulebook_env``, which moved to
 ``proofgym.rulebook_envs``, are still reachable here (imported on first use, so that importing this package loads
 no domain).
+
+Every environment has train / val / test splits of its seeds: ``make(name, split=..., index=...)`` (see
+:class:`SplitEnv`; an environment may say how its seeds are partitioned with a ``seed_partition``).
 """
 
 import sys
@@ -12,6 +15,17 @@ from typing import Any
 
 from proofgym.envs._core import Environment, Observation, StepResult
 from proofgym.envs._registry import ENVIRONMENTS, EnvFactory, env_names, make, quick_to_make, register_env
+from proofgym.envs._splits import (
+    SPLIT_KEYS,
+    SPLITS,
+    BlockPartition,
+    SeedPartition,
+    SplitEnv,
+    SplitSelection,
+    TaskPartition,
+    seed_partition,
+    split_selection,
+)
 from proofgym.envs._tool_env import ToolEnv, ToolResult
 from proofgym.envs._tools import MAX_ACTION_CHARS, Tool, ToolCall
 
@@ -35,6 +49,7 @@ def verification_cache_usage() -> list[dict[str, Any]]:
 
 
 __all__ = [
+    "BlockPartition",
     "ENVIRONMENTS",
     "EnvFactory",
     "Environment",
@@ -42,7 +57,13 @@ __all__ = [
     "Observation",
     "RulebookEnv",
     "RulebookEnvConfig",
+    "SPLITS",
+    "SPLIT_KEYS",
+    "SeedPartition",
+    "SplitEnv",
+    "SplitSelection",
     "StepResult",
+    "TaskPartition",
     "Tool",
     "ToolCall",
     "ToolEnv",
@@ -53,5 +74,7 @@ __all__ = [
     "quick_to_make",
     "register_env",
     "register_rulebook_env",
+    "seed_partition",
+    "split_selection",
     "verification_cache_usage",
 ]

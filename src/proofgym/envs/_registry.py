@@ -6,6 +6,7 @@ from typing import Any, Callable
 
 from proofgym.core import Registry
 from proofgym.envs._core import Environment
+from proofgym.envs._splits import SplitEnv, split_selection
 
 EnvFactory = Callable[..., Environment]
 
@@ -38,8 +39,16 @@ def env_names() -> list[str]:
 
 
 def make(name: str, **config: Any) -> Environment:
-    """Build a fresh instance of environment ``name``; ``config`` goes to its factory."""
-    return ENVIRONMENTS.get(name)(**config)
+    """Build a fresh instance of environment ``name``; ``config`` goes to its factory.
+
+    ``split`` (train / val / test) and ``index`` are read here, for every environment, and never reach the
+    factory: with a ``split`` the instance is a :class:`~proofgym.envs.SplitEnv`, whose seeds are positions in
+    that split (see :mod:`proofgym.envs._splits`). Raises :class:`~proofgym.core.ConfigError` naming the key
+    for an invalid one.
+    """
+    selection, rest = split_selection(config)
+    env = ENVIRONMENTS.get(name)(**rest)
+    return env if selection is None else SplitEnv(env, selection)
 
 
 def quick_to_make(name: str, **config: Any) -> bool:
@@ -50,4 +59,10 @@ def quick_to_make(name: str, **config: Any) -> bool:
     """
     factory = ENVIRONMENTS.target(name)
     check = None if factory is None or isinstance(factory, str) else getattr(factory, "builds_quickly", None)
-    return bool(check(**config)) if callable(check) else False
+    if not callable(check):
+        return False
+    try:
+        _, rest = split_selection(config)
+    except ValueError:
+        return False  # make() raises it, wherever it runs
+    return bool(check(**rest))

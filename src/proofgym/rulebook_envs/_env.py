@@ -22,7 +22,16 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from proofgym.config import ConfigError, RunConfig, load_run_config
 from proofgym.core import describe_validation_error
 from proofgym.domains import Domain, Record, build_example, get_domain, gold_completion
-from proofgym.envs import MAX_ACTION_CHARS, Observation, StepResult, Tool, ToolCall, ToolEnv, ToolResult
+from proofgym.envs import (
+    MAX_ACTION_CHARS,
+    BlockPartition,
+    Observation,
+    StepResult,
+    Tool,
+    ToolCall,
+    ToolEnv,
+    ToolResult,
+)
 from proofgym.rewards import RewardFunction
 from proofgym.runtime import InProcessExecutor
 from proofgym.verifiers import RulebookVerifier
@@ -51,6 +60,13 @@ class RulebookEnvConfig(BaseModel):
     after a malformed tool call (a format failure in the answer itself still ends the episode).
     ``run_config``: a run config file whose reward path scores the answers, instead of the
     domain's default.
+
+    ``split`` / ``index`` (read by :func:`~proofgym.envs.make` for every environment) pick train / val / test
+    seeds by whole balance periods (:attr:`RulebookEnv.seed_partition`), so each split is as balanced over
+    decisions and rule branches as the generator. ``split: test`` is this environment's held-out set: no test
+    seed is a train seed. The training loop's and the demo's held-out rows (``heldout.seed``,
+    ``HELDOUT_SEED``) are drawn from the generator with their own seed, not from these seeds, and are held out
+    from their training rows by fact set; the two are separate notions.
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -118,6 +134,12 @@ class RulebookEnv(ToolEnv):
         self._record: Record | None = None
         self._example: dict[str, Any] = {}
         self._answered = False
+
+    @property
+    def seed_partition(self) -> BlockPartition:
+        """Train / val / test in blocks of one balance period ``P``: seeds ``kP .. kP+P-1`` (before
+        ``seed_offset``) are in train when ``k mod 10 < 8``, val when it is 8, test when it is 9."""
+        return BlockPartition(self._period)
 
     @property
     def record(self) -> Record:

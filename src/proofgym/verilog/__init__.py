@@ -7,6 +7,7 @@ runtime (verifier kind ``verilog``), and :class:`VerilogParser` with :func:`buil
 it a single-turn reward. Needs Icarus Verilog and bubblewrap: ``apt-get install -y iverilog bubblewrap``.
 """
 
+from proofgym.verilog._difficulty import DIFFICULTIES, problem_difficulty, problem_splits
 from proofgym.verilog._extract import VERILOG_FORMAT_ERROR_KINDS, VerilogParser, build_verilog_prompt
 from proofgym.verilog._judge import REFUTATION_REASONS, ReferenceRunError, judge, reference_samples
 from proofgym.verilog._judge_config import JUDGE_VERSION, JudgeConfig
@@ -27,6 +28,7 @@ from proofgym.verilog._env import VerilogEnv, VerilogEnvConfig, VerilogRewards
 
 __all__ = [
     "ALLOWED_SYSTEM_FUNCTIONS",
+    "DIFFICULTIES",
     "INSTALL_HINT",
     "JUDGE_VERSION",
     "REFUTATION_REASONS",
@@ -55,6 +57,8 @@ __all__ = [
     "judge",
     "load_problem",
     "load_verilogeval",
+    "problem_difficulty",
+    "problem_splits",
     "recommended_runtime_config",
     "reference_samples",
     "VerilogEnv", "VerilogEnvConfig", "VerilogRewards",

@@ -44,8 +44,9 @@ from typing import Any, Iterable, Mapping
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from proofgym.core import Verdict, model_text
-from proofgym.envs import Observation, Tool, ToolCall, ToolEnv, ToolResult
+from proofgym.envs import Observation, TaskPartition, Tool, ToolCall, ToolEnv, ToolResult
 from proofgym.runtime import RuntimeConfig, VerificationRuntime
+from proofgym.verilog._difficulty import Difficulty, problem_difficulty, problem_splits
 from proofgym.verilog._judge import judge
 from proofgym.verilog._judge_config import JudgeConfig
 from proofgym.verilog._problem import Problem
@@ -82,7 +83,11 @@ class VerilogEnvConfig(BaseModel):
     """Configuration of :class:`VerilogEnv`.
 
     ``problem_id`` pins every episode to one problem (otherwise seed ``s`` gets problem
-    ``s % n`` of the problems sorted by id). ``step_penalty`` is charged every turn, in the same
+    ``s % n`` of the problems sorted by id). ``difficulty`` (``easy``, ``medium`` or ``hard``, measured from
+    each reference: :func:`~proofgym.verilog.problem_difficulty`) keeps only the problems of that difficulty:
+    seed ``s`` then gets problem ``s % n`` of those. ``split`` and ``index`` (train / val / test, read by
+    :func:`~proofgym.envs.make` for every environment) split the problems by problem:
+    :func:`~proofgym.verilog.problem_splits`. ``step_penalty`` is charged every turn, in the same
     units as the normalised rewards; validation keeps it small enough that a solved episode always
     outscores an unsolved one. ``max_file_bytes`` (UTF-8) and ``max_files`` bound the workspace;
     the judge separately bounds the whole design (``judge.max_design_chars``).
@@ -91,6 +96,7 @@ class VerilogEnvConfig(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     problem_id: str | None = None
+    difficulty: Difficulty | None = None
     max_turns: int = Field(20, ge=1, le=10_000)
     rewards: VerilogRewards = Field(default_factory=VerilogRewards)
     step_penalty: float = Field(0.0, ge=0, allow_inf_nan=False)
@@ -170,6 +176,9 @@ class VerilogEnv(ToolEnv):
         if self.config.problem_id is not None and self.config.problem_id not in by_id:
             raise ValueError(f"problem_id {self.config.problem_id!r} is not among the {len(by_id)} problems")
         self._problems = [by_id[key] for key in sorted(by_id)]
+        self._splits = problem_splits(self._problems)
+        # The problems episodes draw from: the pinned one, else those of the difficulty asked for (all: None).
+        self._pool = _pool(self._problems, self.config.problem_id, self.config.difficulty)
         # Which shared runtime judges this environment's designs: its judge config and problem set (fixed).
         self._runtime_key = (self.config.judge.model_dump_json(), *sorted(p.content_hash for p in self._problems))
         self._interfaces = {problem.id: interface(problem) for problem in self._problems}
@@ -192,6 +201,17 @@ class VerilogEnv(ToolEnv):
         return self._problem
 
     @property
+    def problems(self) -> list[Problem]:
+        """The problems this environment's episodes draw from, in the order seeds pick them (``s % n``)."""
+        return list(self._pool)
+
+    @property
+    def seed_partition(self) -> TaskPartition:
+        """Train / val / test by problem (:func:`~proofgym.verilog.problem_splits`, over all of this environment's
+        problems, so a problem's split does not change with ``difficulty``)."""
+        return TaskPartition(tuple(self._splits[problem.id] for problem in self._pool))
+
+    @property
     def workspace(self) -> str | None:
         """The current episode's private directory of design files (``None`` before ``reset`` and after ``close``)."""
         return self._workspace
@@ -204,10 +224,7 @@ class VerilogEnv(ToolEnv):
         return [{"tool": "write_file", "args": {"path": "top.v", "content": design}}, {"tool": "submit", "args": {}}]
 
     def _reset(self, seed: int) -> Observation:
-        if self.config.problem_id is not None:
-            self._problem = next(p for p in self._problems if p.id == self.config.problem_id)
-        else:
-            self._problem = self._problems[seed % len(self._problems)]
+        self._problem = self._pool[seed % len(self._pool)]
         self._remove_workspace()
         self._workspace = tempfile.mkdtemp(prefix="proofgym-verilog-env-")
         # Removed even if the caller never closes the environment.
@@ -244,7 +261,7 @@ class VerilogEnv(ToolEnv):
             f"You have {config.max_turns} turns."
         )
         text = f"{instructions}\n\n## Specification\n{problem.spec.strip()}\n\n## Interface\n{ports}\n"
-        data = {"problem_id": problem.id, "spec": problem.spec, "interface": ports, "instructions": instructions,
+        data = {"problem_id": problem.id, "difficulty": problem_difficulty(problem), "spec": problem.spec, "interface": ports, "instructions": instructions,
                 "tools": list(self._tools), "max_turns": config.max_turns}
         return Observation(text, data)
 
@@ -353,6 +370,17 @@ class VerilogEnv(ToolEnv):
 
     def _design(self) -> _Design:
         return _Design(tuple((name, self._files[name]) for name in sorted(self._files)))
+
+
+def _pool(problems: list[Problem], problem_id: str | None, difficulty: str | None) -> list[Problem]:
+    """The problems an environment's seeds pick from; ``ValueError`` naming the key when none is left."""
+    pool = [p for p in problems if problem_id in (None, p.id) and difficulty in (None, problem_difficulty(p))]
+    if pool:
+        return pool
+    if problem_id is not None:
+        found = problem_difficulty(next(p for p in problems if p.id == problem_id))
+        raise ValueError(f"difficulty: problem_id {problem_id!r} is {found}, not {difficulty}")
+    raise ValueError(f"difficulty: none of the {len(problems)} problems is {difficulty}")
 
 
 _RUNTIMES: dict[tuple[str, ...], VerificationRuntime] = {}
