@@ -24,7 +24,7 @@ def test_bad_seeds_are_refused(value, message):
         parse_seeds(value)
 
 
-def test_unknown_keys_and_bad_types_are_named_with_the_file(tmp_path):
+def test_bad_types_are_named_with_the_file(tmp_path):
     path = write_eval_toml(tmp_path / "e.toml", {"env_name": "loan", "policy_name": "oracle", "seeds": [0],
                                                  "concurency": 4, "max_turns": "many"},
                            policy_config={"temperature": "hot"})
@@ -32,8 +32,31 @@ def test_unknown_keys_and_bad_types_are_named_with_the_file(tmp_path):
         load_eval_config(path)
     message = str(exc_info.value)
     assert str(path) in message
-    assert "eval.concurency: unknown key" in message
     assert "eval.max_turns:" in message and "eval.policy_config.temperature:" in message
+    assert "concurency" not in message  # an unknown key is a warning, not an error
+
+
+def test_unknown_keys_are_one_warning_line_and_the_judge_another(tmp_path):
+    path = write_eval_toml(tmp_path / "e.toml", {"env_name": "loan", "policy_name": "oracle", "seeds": [0],
+                                                 "concurency": 4, "use_vision": False})
+    path.write_text(path.read_text() + '\n[eval.judge]\npath = "judges/j.py"\nname = "Backend"\ntimeout_s = 45\n')
+    config = load_eval_config(path).eval
+    assert config.ignored_keys == ["concurency", "judge", "use_vision"] and config.concurrency == 4
+    unknown, judge = config.warnings()
+    assert unknown.startswith("eval: ignoring unknown keys concurency, use_vision (proofgym eval reads api_key_env,")
+    assert judge == "eval.judge: judges are not honoured yet; each rollout is scored by its environment only"
+    assert section().warnings() == []
+
+
+def test_a_policy_name_that_is_no_proofgym_policy_yields_to_the_provider():
+    foreign = section(policy_name="verilog-designer", policy_config={"provider": "groq", "model": "m"})
+    assert foreign.resolved_policy_name == "openai"
+    assert foreign.warnings() == ["eval.policy_name: 'verilog-designer' is not a proofgym policy; using 'openai', "
+                                  "the policy of policy_config.provider"]
+    by_url = section(policy_name="crafter-react", policy_config={"inference_url": "http://127.0.0.1:1/v1"})
+    assert by_url.resolved_policy_name == "openai" and "policy_config.inference_url" in by_url.warnings()[0]
+    # Without a model server to fall back on, the name stands (and the run says it is unknown).
+    assert section(policy_name="verilog-designer", policy_config={}).resolved_policy_name == "verilog-designer"
 
 
 def test_the_reference_keys_are_accepted(tmp_path):

@@ -16,6 +16,7 @@ from proofgym.config import ConfigError
 from proofgym.core import redact_url
 
 console = Console()
+_stderr = Console(stderr=True)
 
 _STATUS_STYLE = {"ok": "green", "error": "red", "timeout": "yellow", "cancelled": "magenta", "failed": "red"}
 
@@ -29,7 +30,8 @@ def eval_command(
     """Roll a policy out on every seed of an eval config and summarise; exit 1 if any rollout failed or the
     environment could judge none of them (every outcome ``invalid``, e.g. its toolchain is not installed).
 
-    The rollouts run on the task app at [eval] task_app_url, or here when there is none.
+    The rollouts run on the task app at [eval] task_app_url, or here when there is none. What the file asks
+    for that is not honoured (unknown [eval] keys, [eval.judge]) is named on a warning line, never refused.
     """
     from proofgym.evaluation import EvalError, load_eval_config, run_eval
 
@@ -37,6 +39,8 @@ def eval_command(
         section = load_eval_config(config).eval
     except ConfigError as exc:
         fail(exc)
+    for line in section.warnings():
+        _stderr.print(f"[yellow]warning:[/yellow] {_escape(f'{config}: {line}')}", highlight=False, soft_wrap=True)
     where = f"task app {redact_url(section.task_app_url)}" if section.task_app_url else "in-process"
     console.print(f"eval {section.app_id or config.stem}: {len(section.seeds)} seeds, concurrency "
                   f"{section.concurrency}, policy {section.resolved_policy_name}, {where}", highlight=False)

@@ -44,9 +44,15 @@ class EvalSection(BaseModel):
     holding the task app's key; default ``ENVIRONMENT_API_KEY``, then ``PROOFGYM_API_KEY``,
     ``ENV_API_KEY``). With a ``task_app_url`` the rollouts run there and ``return_trace`` /
     ``trace_format`` say what comes back: full traces (the default) are stored here too.
-    ``max_turns`` caps the turns either way."""
+    ``max_turns`` caps the turns either way.
 
-    model_config = ConfigDict(extra="forbid")
+    So that the reference's eval files run as written, a key this section does not know is kept aside and
+    reported by :meth:`warnings` (one line naming them all), never refused; so is ``[eval.judge]``, which is not
+    honoured yet. A ``policy_name`` that is no proofgym policy (the reference's app-side name, such as
+    ``verilog-designer``) next to an inference provider or URL means the policy the provider implies.
+    """
+
+    model_config = ConfigDict(extra="allow")
 
     app_id: str | None = Field(None, min_length=1)
     task_app_url: str | None = None
@@ -90,11 +96,42 @@ class EvalSection(BaseModel):
 
     @property
     def resolved_policy_name(self) -> str:
-        """``policy_name``, else the policy the provider implies (an OpenAI-compatible server by default)."""
-        if self.policy_name is not None:
+        """``policy_name``, else the policy the provider implies (an OpenAI-compatible server by default).
+
+        A ``policy_name`` that names no proofgym policy yields to the provider's when ``policy_config`` has a
+        ``provider`` or an ``inference_url`` (the reference names its task app's policy there)."""
+        if self.policy_name is not None and not self._policy_name_is_foreign():
             return self.policy_name
         provider = (self.policy_config.provider or "openai").lower()
         return provider if provider in _POLICY_PROVIDERS else "openai"
+
+    @property
+    def ignored_keys(self) -> list[str]:
+        """The keys of ``[eval]`` this section does not read (``judge`` among them), sorted."""
+        return sorted(self.model_extra or {})
+
+    def warnings(self) -> list[str]:
+        """One line per thing in the file that is not honoured: the unknown keys (all on one line), ``judge``,
+        and a ``policy_name`` replaced by the provider's policy."""
+        lines = []
+        unknown = [key for key in self.ignored_keys if key != "judge"]
+        if unknown:
+            lines.append(f"eval: ignoring unknown key{'s' if len(unknown) > 1 else ''} {', '.join(unknown)} "
+                         f"(proofgym eval reads {', '.join(_known_keys())})")
+        if "judge" in self.ignored_keys:
+            lines.append("eval.judge: judges are not honoured yet; each rollout is scored by its environment only")
+        if self.policy_name is not None and self._policy_name_is_foreign():
+            lines.append(f"eval.policy_name: {self.policy_name!r} is not a proofgym policy; using "
+                         f"{self.resolved_policy_name!r}, the policy of policy_config."
+                         f"{'provider' if self.policy_config.provider else 'inference_url'}")
+        return lines
+
+    def _policy_name_is_foreign(self) -> bool:
+        if self.policy_config.provider is None and self.policy_config.inference_url is None:
+            return False
+        from proofgym.policies import policy_names  # a registry lookup, loading no policy
+
+        return self.policy_name not in policy_names()
 
     @property
     def turn_limit(self) -> int | None:
@@ -117,6 +154,10 @@ class EvalConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     eval: EvalSection
+
+
+def _known_keys() -> list[str]:
+    return sorted(EvalSection.model_fields)
 
 
 def parse_seeds(value: Any) -> list[int]:
