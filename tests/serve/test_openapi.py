@@ -103,17 +103,20 @@ def test_the_served_schema_is_the_published_one_and_needs_the_key(client):
     assert client.get("/openapi.json").status_code == 401
 
 
-def test_the_key_schemes_are_declared_on_every_route_but_health(client):
+def test_the_key_schemes_are_declared_on_every_route_but_root_and_health(client):
     schema = client.app.openapi()
     assert schema["components"]["securitySchemes"] == {
         "ApiKeyHeader": {"type": "apiKey", "in": "header", "name": "X-API-Key", "description": "the server's API key"},
-        "BearerToken": {"type": "http", "scheme": "bearer", "description": "the server's API key as a bearer token"}}
+        "BearerToken": {"type": "http", "scheme": "bearer", "description": "the server's API key as a bearer token"},
+        "ApiKeysHeader": {"type": "apiKey", "in": "header", "name": "X-API-Keys",
+                          "description": "comma-separated keys (the reference client sends a key and its aliases "
+                                         "there); one of them must be the server's"}}
     for path, operations in schema["paths"].items():
         for operation in operations.values():
-            if path == "/health":
+            if path in ("/", "/health"):
                 assert "security" not in operation and "401" not in operation["responses"]
             else:
-                assert operation["security"] == [{"ApiKeyHeader": []}, {"BearerToken": []}]
+                assert operation["security"] == [{"ApiKeyHeader": []}, {"BearerToken": []}, {"ApiKeysHeader": []}]
                 assert "401" in operation["responses"]
 
 

@@ -105,3 +105,17 @@ def test_policy_specific_config_keys_pass_through():
 def test_bad_values_are_refused(body):
     with pytest.raises(ValidationError):
         RolloutRequest.model_validate(body)
+
+
+def test_ops_may_be_objects_as_the_reference_client_types_them():
+    request = RolloutRequest.model_validate({"run_id": "r", "ops": [{"type": "agent"}, {"type": "env"}, "agent"]})
+    assert request.ops == ["agent", "env", "agent"] and request.turn_limit() == 2
+    with pytest.raises(ValidationError) as exc_info:
+        RolloutRequest.model_validate({"run_id": "r", "ops": ["agent", {"type": "agent", "action": 1}]})
+    assert locs(exc_info) == [("ops", 1)] and '{"type"' in str(exc_info.value)
+
+
+def test_the_structured_trace_format_is_accepted():
+    request = RolloutRequest.model_validate({"run_id": "r", "record": {"return_trace": True,
+                                                                        "trace_format": "structured"}})
+    assert request.record.trace_format == "structured"

@@ -47,13 +47,13 @@ def body_for(session, trace_format="full", **hostile):
                          invalid_reason=HOSTILE_TEXT, correlation_id=None, trace_format=trace_format)
 
 
-@pytest.mark.parametrize("trace_format", [None, "compact", "full"])
+@pytest.mark.parametrize("trace_format", [None, "compact", "structured", "full"])
 def test_a_response_encodes_whatever_the_trajectory_holds(trace_format):
     data = strict_json(body_for(hostile_session(), trace_format))
     step = data["trajectories"][0]["steps"][0]
     cleaned = "lone \ufffd and \ufffd, NUL \ufffd, escape \x1b[0m"
     assert step["obs"]["text"] == cleaned and data["error"] == cleaned and data["pipeline_metadata"]["policy_id"]
-    assert step["tool_calls"][0]["args"]["nan"] == "nan" and step["info"]["inf"] == "-inf"
+    assert json.loads(step["tool_calls"][0]["function"]["arguments"])["nan"] == "nan" and step["info"]["inf"] == "-inf"
     assert "digits" in step["info"]["huge"] and "deeper than the limit" in json.dumps(step["obs"]["data"]["deep"])
     assert data["trajectories"][0]["final"]["verdict"] == {"why": cleaned, "score": "nan"}
     assert (data["trace"] is None) == (trace_format is None)

@@ -77,7 +77,7 @@ def test_correlation_ids_over_http(verilog_app):
     assert missing.status_code == 422 and "cid" in missing.json()["detail"][0]["msg"]
     data = data.json()
     assert data["pipeline_metadata"]["inference_url"] == data["trajectories"][0]["inference_url"] == url
-    assert all(step["info"]["inference_url"] == url for step in data["trajectories"][0]["steps"])
+    assert all(step["info"]["meta"]["inference_url"] == url for step in data["trajectories"][0]["steps"])
     with TraceStore(verilog_app.traces, create=False) as store:
         [session] = store.find_by_correlation_id("trace_e2e")
     assert session.session_id == data["pipeline_metadata"]["session_id"] and len(session.steps) == 2

@@ -58,8 +58,8 @@ def test_the_inference_url_is_echoed_unchanged_everywhere_and_the_session_is_sto
     data = response.json()
     trajectory = data["trajectories"][0]
     assert trajectory["inference_url"] == URL and trajectory["trace_correlation_id"] == "trace_xyz"
-    assert trajectory["steps"] and all(step["info"]["inference_url"] == URL and
-                                       step["info"]["trace_correlation_id"] == "trace_xyz"
+    assert trajectory["steps"] and all(step["info"]["meta"]["inference_url"] == URL and
+                                       step["info"]["meta"]["trace_correlation_id"] == "trace_xyz"
                                        for step in trajectory["steps"])
     assert data["pipeline_metadata"]["inference_url"] == URL
     assert data["trace_correlation_id"] == data["pipeline_metadata"]["trace_correlation_id"] == "trace_xyz"

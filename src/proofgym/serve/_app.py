@@ -7,12 +7,12 @@ import logging
 import os
 import uuid
 from contextlib import asynccontextmanager
-from typing import Any, AsyncIterator, Collection, Mapping
+from typing import Annotated, Any, AsyncIterator, Collection, Mapping
 
 from fastapi import FastAPI, Query
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
-from pydantic import ValidationError
+from pydantic import Field, ValidationError
 
 import proofgym
 from proofgym.core import ConfigError, model_text, redact_url
@@ -27,11 +27,26 @@ from proofgym.serve._errors import RequestError
 from proofgym.serve._guard import RequestGuard
 from proofgym.serve._timeouts import DEFAULT_BODY_TIMEOUT_S
 from proofgym.serve._json import SafeJSONResponse
-from proofgym.serve._models import UNSET_WHEN_NULL, HealthResponse, RolloutRequest, RolloutResponse, json_integral
-from proofgym.serve._openapi import error_responses, publish, require_key, rollout_contract
+from proofgym.serve._models import (
+    TRACE_FORMATS,
+    UNSET_WHEN_NULL,
+    HealthResponse,
+    RolloutRequest,
+    RolloutResponse,
+    RootResponse,
+    json_integral,
+)
+from proofgym.serve._openapi import (
+    TASK_APP_SECURITY_SCHEMES,
+    error_responses,
+    publish,
+    require_key,
+    rollout_contract,
+)
 from proofgym.serve._recorder import TraceRecorder
 from proofgym.serve._response import response_body, task_id
 from proofgym.serve._signals import SignalDrain
+from proofgym.serve._task_info import MAX_TASK_INFO_SEEDS, TaskDescriber
 from proofgym.traces import TraceStore, TraceStoreError
 
 logger = logging.getLogger("proofgym.serve")
@@ -44,6 +59,13 @@ DEFAULT_POLICIES: tuple[str, ...] = ("openai", "openai-chat", "vllm", "scripted"
 _SERVER_ONLY_POLICY_KEYS = ("api_key_env",)
 # Policy config keys that become the policy's id in the trace (``openai:<model>``), stored as sent.
 _POLICY_NAMING_KEYS = ("policy_id", "model")
+# Policy config keys of the contract that every policy accepts, passed on only to those that take them:
+# ``inference_url`` carries the correlation id; ``model`` is what the reference's eval client always sends
+# (recorded in the session's metadata for a policy that calls no model).
+_CONTRACT_KEYS = ("inference_url", "model")
+_TaskSeed = Annotated[int, Field(ge=0, le=2**63 - 1)]
+#: Paths answered without the API key: liveness probes (``/`` is the reference's).
+OPEN_PATHS: tuple[str, ...] = ("/", "/health")
 
 
 def create_app(
@@ -124,11 +146,14 @@ def create_app(
     app = FastAPI(title=f"proofgym task app: {env_name}", version=proofgym.__version__, lifespan=lifespan)
     app.state.controller = controller
     app.state.recorder = recorder
-    app.add_middleware(RequestGuard, api_key=key, max_body_bytes=max_body_bytes, body_timeout_s=body_timeout_s)
+    app.add_middleware(RequestGuard, api_key=key, max_body_bytes=max_body_bytes, body_timeout_s=body_timeout_s,
+                       open_paths=OPEN_PATHS)
     publish(app, rollout_contract(env_name=env_name, policies={name: policy_kind(name).config for name in policies},
                                   base_env_config=envs.base_config, overridable=envs.overridable,
                                   server_only_keys=_SERVER_ONLY_POLICY_KEYS),
-            *([require_key(("/health",))] if key is not None else []))
+            *([require_key(OPEN_PATHS, schemes=TASK_APP_SECURITY_SCHEMES)] if key is not None else []))
+    describer = TaskDescriber(env_name, envs.make, envs.base_config, envs.tools, policies=allowed_policies,
+                              max_time_s=max_time_s)
     errors = error_responses(keyed=key is not None)
 
     # Error bodies echo what the client sent (a NaN, a lone surrogate): SafeJSONResponse encodes any of it.
@@ -156,19 +181,30 @@ def create_app(
         return SafeJSONResponse({"detail": f"internal error ({type(exc).__name__}); see the task app's log"},
                                 status_code=500)
 
+    @app.get("/", response_model=RootResponse, responses=error_responses(keyed=False))
+    async def root() -> dict[str, Any]:
+        """The reference's liveness probe: ``{"status": "ok"}``, without authentication."""
+        return {"status": "ok", "service": f"proofgym:{env_name}"}
+
     @app.get("/health", response_model=HealthResponse,
              responses=error_responses(keyed=False, extra={503: {
                  "model": HealthResponse, "description": "Draining for shutdown, or at the connection limit"}}))
     async def health() -> JSONResponse:
         """Liveness, without authentication; 503 while the app drains for shutdown."""
-        body = {"ok": not controller.draining, "env_name": env_name, "version": proofgym.__version__,
-                "draining": controller.draining}
+        body = {"ok": not controller.draining, "healthy": not controller.draining, "env_name": env_name,
+                "version": proofgym.__version__, "draining": controller.draining}
         return JSONResponse(body, status_code=503 if controller.draining else 200)
 
     @app.get("/info", responses=errors)
     async def info() -> dict[str, Any]:
-        """The environment, its tools and config, the app's limits and what a request may choose."""
+        """The environment, its tools and config, the app's limits and what a request may choose; also the
+        reference's task-app description (``service``, ``task``, ``environment``, ``dataset``, ``rubric`` /
+        ``rubrics``, ``inference``), so that it reads as the reference's ``TaskInfo``."""
+        described = describer.base()
         return {
+            **described,
+            "service": {"task": described["task"], "version": proofgym.__version__},
+            "rubrics": described["rubric"],
             "env_name": env_name,
             "version": proofgym.__version__,
             "tools": envs.tools,
@@ -176,9 +212,9 @@ def create_app(
             "env_overrides": sorted(envs.overridable),
             "policies": allowed_policies,
             "auth": key is not None,
-            "limits": limits,
+            "limits": {**described["limits"], **limits},
             "modes": ["rl", "eval"],
-            "trace_formats": ["compact", "full"],
+            "trace_formats": list(TRACE_FORMATS),
             "trace_store": recorder.url,
             "worker_pid": os.getpid(),  # which process answered (``--workers``)
             "rollouts": {"running": controller.running, "waiting": controller.waiting,
@@ -188,16 +224,18 @@ def create_app(
         }
 
     @app.get("/task_info", responses=errors)
-    async def task_info(seed: int = Query(..., ge=0, le=2**63 - 1, description="the task's seed")) -> dict[str, Any]:
-        """The task of ``seed`` as the agent sees it: the first observation and the tools."""
-
-        def describe() -> dict[str, Any]:
-            with envs.make(envs.base_config) as env:
-                observation = env.reset(seed).to_dict()
-                return {"env_name": env_name, "seed": seed, "task_id": task_id(observation, env_name, seed),
-                        "observation": observation, "tools": env.tools}
-
-        return await asyncio.to_thread(describe)
+    async def task_info(
+        seed: list[_TaskSeed] | None = Query(None, max_length=MAX_TASK_INFO_SEEDS,
+                                             description="a task's seed; repeat it for several tasks"),
+    ) -> Any:
+        """The task of each seed as the agent sees it (the first observation and the tools) in the reference's
+        ``TaskInfo`` shape: one object for one seed, a list for several (``?seed=0&seed=1``, at most 64); without
+        a seed, the task set's description as ``{"taskset": ...}``."""
+        wanted = list(seed or ())
+        if not wanted:
+            return {"taskset": describer.taskset()}
+        tasks = await asyncio.to_thread(describer.tasks, wanted)
+        return tasks[0] if len(tasks) == 1 else tasks
 
     @app.post("/rollout", response_model=RolloutResponse, responses=errors)
     async def rollout(request: RolloutRequest) -> Any:
@@ -323,9 +361,10 @@ def _build_policy(request: RolloutRequest, env_name: str, env_config: Mapping[st
                                                                    "set that instead", config["env_config"])
         config["env_config"] = dict(env_config)
     schema = policy_kind(name).config
-    if "inference_url" not in schema.model_fields:
-        # Part of the contract (it carries the correlation id) even for a policy that calls no model.
-        config.pop("inference_url", None)
+    for contract_key in _CONTRACT_KEYS:
+        if contract_key not in schema.model_fields:
+            # Part of the contract even for a policy that calls no model (see _CONTRACT_KEYS).
+            config.pop(contract_key, None)
     # JSON's types, as the published schema states them: 3.0 is an integer, "3" and true are not numbers.
     config = {key: json_integral(value) for key, value in config.items()}
     try:

@@ -37,11 +37,41 @@ def presented_key(headers: Mapping[str, str]) -> str | None:
     return None
 
 
-def key_matches(expected: str, presented: str | None) -> bool:
-    """Whether ``presented`` is ``expected``, compared in constant time."""
+#: At most this many keys are read from one request (``X-API-Keys`` is a list): each is compared in turn.
+MAX_PRESENTED_KEYS = 16
+
+
+def presented_keys(headers: Mapping[str, str]) -> list[str]:
+    """Every key a request carries, in order: ``X-API-Key``, each of the comma-separated ``X-API-Keys`` (the
+    reference client sends the key and its aliases there), then ``Authorization: Bearer <key>``; empty entries
+    are dropped, duplicates kept once, and at most :data:`MAX_PRESENTED_KEYS` are read.
+
+    ``headers`` must be case-insensitive (as Starlette's are) or have lower-case names.
+    """
+    candidates = [(headers.get("x-api-key") or "").strip()]
+    candidates += [part.strip() for part in (headers.get("x-api-keys") or "").split(",")]
+    scheme, _, token = (headers.get("authorization") or "").strip().partition(" ")
+    if scheme.lower() == "bearer":
+        candidates.append(token.strip())
+    keys: list[str] = []
+    for candidate in candidates:
+        if candidate and candidate not in keys:
+            keys.append(candidate)
+    return keys[:MAX_PRESENTED_KEYS]
+
+
+def key_matches(expected: str, presented: str | list[str] | None) -> bool:
+    """Whether ``presented`` (one key, or several: any of them) is ``expected``, each compared in constant time.
+
+    Every presented key is compared, so the time taken does not say which one matched.
+    """
     if presented is None:
         return False
-    return hmac.compare_digest(presented.encode("utf-8", "surrogateescape"), expected.encode("utf-8"))
+    wanted = expected.encode("utf-8")
+    matched = False
+    for key in [presented] if isinstance(presented, str) else presented:
+        matched |= hmac.compare_digest(key.encode("utf-8", "surrogateescape"), wanted)
+    return matched
 
 
 def is_loopback(host: str) -> bool:

@@ -15,7 +15,7 @@ import asyncio
 from typing import Any, Awaitable, Callable, Collection, MutableMapping
 
 from proofgym.core import MAX_DEPTH, json_limit_problem
-from proofgym.serve._auth import key_matches, presented_key
+from proofgym.serve._auth import key_matches, presented_keys
 from proofgym.serve._json import json_bytes
 
 Scope = MutableMapping[str, Any]
@@ -24,7 +24,8 @@ Receive = Callable[[], Awaitable[Message]]
 Send = Callable[[Message], Awaitable[None]]
 ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
-_AUTH_HINT = "send the app's key as an X-API-Key header or as Authorization: Bearer <key>"
+_AUTH_HINT = ("send the app's key as an X-API-Key header, in a comma-separated X-API-Keys header or as "
+              "Authorization: Bearer <key>")
 #: Bodies larger than this are checked for their shape in a worker thread, so the event loop stays free.
 _CHECKED_INLINE_BYTES = 1 << 20
 
@@ -58,8 +59,9 @@ class RequestGuard:
             return
         headers = {name.decode("latin-1").lower(): value.decode("latin-1") for name, value in scope["headers"]}
         if self.api_key is not None and scope["path"] not in self.open_paths:
-            if not key_matches(self.api_key, presented_key(headers)):
-                missing = presented_key(headers) is None
+            presented = presented_keys(headers)
+            if not key_matches(self.api_key, presented):
+                missing = not presented
                 await _reply(send, 401, f"{'missing' if missing else 'invalid'} API key: {_AUTH_HINT}",
                              [(b"www-authenticate", b"Bearer")])
                 return

@@ -13,7 +13,16 @@ import re
 from typing import Annotated, Any, Literal
 from urllib.parse import urlsplit
 
-from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    WithJsonSchema,
+    field_validator,
+    model_validator,
+)
 
 from proofgym.core import model_text
 
@@ -71,11 +80,29 @@ def _stored_as_sent(value: str) -> str:
 _Id = Annotated[str, Field(min_length=1, max_length=256, json_schema_extra={"pattern": "^[^\\x00]*$"}),
                 AfterValidator(_stored_as_sent)]
 _AGENT_OPS = ("agent", "policy")
+_Op = Literal["agent", "policy", "env"]
 
 
 class _Request(BaseModel):
     # Strict: a value of the wrong JSON type ("3" for 3, 1 for true) is refused, as the published schema says.
     model_config = ConfigDict(extra="forbid", strict=True)
+
+
+def _op_from_object(value: Any) -> Any:
+    # The reference's ops may also be objects: {"type": "agent"} is the op "agent".
+    if isinstance(value, dict):
+        if set(value) != {"type"} or not isinstance(value["type"], str):
+            raise ValueError('an op object is {"type": "agent" | "policy" | "env"} and nothing else')
+        return value["type"]
+    return value
+
+
+_OP_NAMES = {"enum": ["agent", "policy", "env"], "type": "string"}
+_OpItem = Annotated[_Op, BeforeValidator(_op_from_object), WithJsonSchema({"anyOf": [
+    _OP_NAMES, {"type": "object", "properties": {"type": _OP_NAMES}, "required": ["type"],
+                "additionalProperties": False}]})]
+_AGENT_OP = {"anyOf": [{"enum": list(_AGENT_OPS)},
+                       {"type": "object", "required": ["type"], "properties": {"type": {"enum": list(_AGENT_OPS)}}}]}
 
 
 class EnvSpec(_Request):
@@ -146,16 +173,22 @@ class PolicySpec(_Request):
     config: PolicyConfig = Field(default_factory=PolicyConfig)
 
 
+#: The trace formats a request may ask for (``record.trace_format``).
+TRACE_FORMATS: tuple[str, ...] = ("compact", "structured", "full")
+
+
 class RecordConfig(_Request):
     """What the response carries: ``trajectories`` (the steps), and the trace when ``return_trace``:
-    ``compact`` (a summary) or ``full`` (the whole session). Log-probabilities and values are not
-    produced by this app; asking for them is an error rather than a silently missing field."""
+    ``compact`` (a summary), ``structured`` (the summary and the session in the reference's v3 trace
+    shape, ``session_trace``) or ``full`` (proofgym's whole session, as its trace store holds it).
+    Log-probabilities and values are not produced by this app; asking for them is an error rather
+    than a silently missing field."""
 
     trajectories: bool = True
     logprobs: _False = False
     value: _False = False
     return_trace: bool = False
-    trace_format: Literal["compact", "full"] = "compact"
+    trace_format: Literal["compact", "structured", "full"] = "compact"
 
 
 class SafetyConfig(_Request):
@@ -179,8 +212,7 @@ class RolloutRequest(_Request):
     run_id: _Id
     env: EnvSpec = Field(default_factory=EnvSpec)
     policy: PolicySpec = Field(default_factory=PolicySpec)
-    ops: list[Literal["agent", "policy", "env"]] | None = Field(
-        None, max_length=200_000, json_schema_extra={"contains": {"enum": list(_AGENT_OPS)}})
+    ops: list[_OpItem] | None = Field(None, max_length=200_000, json_schema_extra={"contains": _AGENT_OP})
     max_turns: _Turns | None = None
     record: RecordConfig = Field(default_factory=RecordConfig)
     safety: SafetyConfig = Field(default_factory=SafetyConfig)
@@ -304,9 +336,18 @@ class ErrorResponse(BaseModel):
 
 
 class HealthResponse(BaseModel):
-    """``GET /health``: ``ok`` is false (status 503) while the app drains for shutdown."""
+    """``GET /health``: ``ok`` (and ``healthy``, the reference's name for it) is false (status 503) while the
+    app drains for shutdown."""
 
     ok: bool
+    healthy: bool
     env_name: str
     version: str
     draining: bool
+
+
+class RootResponse(BaseModel):
+    """``GET /``: the reference's liveness probe, without authentication."""
+
+    status: Literal["ok"]
+    service: str

@@ -29,6 +29,14 @@ SECURITY_SCHEMES: dict[str, Schema] = {
     "BearerToken": {"type": "http", "scheme": "bearer", "description": "the server's API key as a bearer token"},
 }
 
+#: The task app's schemes: those, and ``X-API-Keys`` (its guard reads it; the reward server's does not).
+TASK_APP_SECURITY_SCHEMES: dict[str, Schema] = {
+    **SECURITY_SCHEMES,
+    "ApiKeysHeader": {"type": "apiKey", "in": "header", "name": "X-API-Keys",
+                      "description": "comma-separated keys (the reference client sends a key and its aliases "
+                                     "there); one of them must be the server's"},
+}
+
 _ERRORS: dict[int, str] = {
     400: "Malformed request: a Content-Length that is not a byte count, or a body that is not UTF-8",
     401: "Missing or wrong API key (checked before the body is read)",
@@ -75,15 +83,17 @@ def publish(app: Any, *transforms: Callable[[Schema], None]) -> None:
     app.openapi = openapi
 
 
-def require_key(open_paths: Collection[str] = ("/health",)) -> Callable[[Schema], None]:
-    """A transform declaring the API key schemes, required on every operation but those of ``open_paths``."""
+def require_key(open_paths: Collection[str] = ("/health",), *,
+                schemes: Mapping[str, Schema] = SECURITY_SCHEMES) -> Callable[[Schema], None]:
+    """A transform declaring the API key ``schemes``, any one required on every operation but those of
+    ``open_paths``."""
 
     def transform(schema: Schema) -> None:
-        schema.setdefault("components", {}).setdefault("securitySchemes", {}).update(copy.deepcopy(SECURITY_SCHEMES))
+        schema.setdefault("components", {}).setdefault("securitySchemes", {}).update(copy.deepcopy(dict(schemes)))
         for path, operations in schema.get("paths", {}).items():
             for operation in operations.values():
                 if path not in open_paths:
-                    operation["security"] = [{name: []} for name in SECURITY_SCHEMES]
+                    operation["security"] = [{name: []} for name in schemes]
 
     return transform
 
@@ -170,7 +180,8 @@ def _policy_config(name: str, model: type[BaseModel] | None, env_name: str,
         if key in properties:
             policy_own = properties[key] if key in required else {"anyOf": [properties[key], _NULL]}
             properties[key] = {"allOf": [common[key], policy_own]}
-        elif key == "inference_url":  # checked (its cid read) for every policy, passed on only to those that take it
+        elif key in ("inference_url", "model"):
+            # Checked for every policy (the URL's cid read; the model recorded), passed on only to those that take it.
             properties[key] = common[key]
         else:
             properties[key] = {**_NULL, "description": "not used by this policy: null only"}

@@ -8,15 +8,35 @@ with every such value through :func:`~proofgym.core.bounded_json` and every such
 data nested past any encoder's recursion, an integer of 5,000 digits, an object that is not JSON), a rollout
 that was stored is also answered. (Bounding every response would cost a walk in Python over all of it, several
 times pydantic's encoding.)
+
+**Tool calls.** Every step's ``tool_calls`` has one shape, OpenAI's, whichever policy acted: a list of
+``{"id": str, "type": "function", "function": {"name": str, "arguments": str}}``, ``arguments`` being the
+call's arguments as a JSON object in text. A native tool call keeps its id and its arguments text as the model
+sent them; a ``{"tool", "args"}`` action (scripted, oracle, a JSON call in a model's text) gets the id
+``call_<step>`` and its ``args`` as JSON; a plain-text reply the environment took as its action is the call of
+the tool the environment ran it as (``info.tool``, e.g. ``answer``; else ``text``) with arguments
+``{"text": <the reply>}``. A step without an action (a reply the policy could not turn into one) has none.
+
+**Correlation.** The inference URL is echoed as the request sent it (``""`` when it sent none: the reference
+client reads a string) in the trajectory, the pipeline metadata and every step's ``info.meta``, beside the
+correlation id.
+
+**Traces** (``record.return_trace``): ``compact`` is a summary of the session: ids, status, sizes, rewards and
+token counts (:func:`compact_trace`); ``structured`` is that summary with ``format: "structured"`` and
+``session_trace``, the session in the reference's v3 trace shape (:mod:`proofgym.serve._session_trace`), which
+is what the reference's eval client stores; ``full`` is proofgym's own session (``SessionTrace.to_dict()``),
+what ``proofgym eval`` stores and ``proofgym traces`` reads.
 """
 
 from __future__ import annotations
 
+import json
 from dataclasses import asdict
 from typing import Any, Callable, Literal, Mapping
 
 from proofgym.core import MAX_INT_DIGITS, bounded_json, has_digit_run, model_text
 from proofgym.serve._json import json_bytes
+from proofgym.serve._session_trace import session_trace_v3
 from proofgym.serve._models import (
     PipelineMetadata,
     RolloutMetrics,
@@ -41,15 +61,28 @@ def task_id(observation: Any, env_name: str, seed: int) -> str:
     return f"{env_name}:{seed}"
 
 
-def tool_calls(action: Any) -> list[dict[str, Any]]:
-    """An action as the contract's ``tool_calls`` list: ``[{"tool", "args"}]``, ``[{"text"}]`` or ``[]``."""
+def tool_calls(step: StepTrace, data: Callable[[Any], Any] = lambda value: value) -> list[dict[str, Any]]:
+    """A step's action as the contract's ``tool_calls``: OpenAI's function-call shape whatever the policy (see
+    the module docstring); ``data`` is applied to the arguments before they are encoded."""
+    action = step.action
     if action is None:
         return []
+    call_id = f"call_{step.index}"
+    tool = step.env_event.tool if step.env_event is not None else None
     if isinstance(action, Mapping):
-        return [dict(action)]
-    if isinstance(action, list):
-        return [dict(item) if isinstance(item, Mapping) else {"value": item} for item in action]
-    return [{"text": str(action)}]
+        function = action.get("function")
+        if isinstance(function, Mapping):
+            name, arguments = function.get("name"), function.get("arguments")
+            if isinstance(action.get("id"), str) and action["id"]:
+                call_id = action["id"]
+        else:
+            name, arguments = action.get("tool", action.get("name")), action.get("args", action.get("arguments"))
+        name = name if isinstance(name, str) and name else (tool or "unknown")
+    else:
+        name, arguments = tool or "text", {"text": action if isinstance(action, str) else str(action)}
+    if not isinstance(arguments, str):
+        arguments = json.dumps({} if arguments is None else data(arguments), ensure_ascii=False)
+    return [{"id": call_id, "type": "function", "function": {"name": name, "arguments": arguments}}]
 
 
 def compact_trace(session: SessionTrace) -> dict[str, Any]:
@@ -79,16 +112,17 @@ def compact_trace(session: SessionTrace) -> dict[str, Any]:
 def build_response(request: RolloutRequest, session: SessionTrace, *, env_name: str, policy_id: str,
                    outcome_score: float | None, verdict: Any, invalid_reason: str | None,
                    correlation_id: str | None,
-                   trace_format: Literal["compact", "full"] | None, bound: bool = True) -> RolloutResponse:
+                   trace_format: Literal["compact", "structured", "full"] | None,
+                   bound: bool = True) -> RolloutResponse:
     """The response to ``request`` for the finished ``session``. With ``bound`` (the default), every value and
     string the session holds is bounded (see the module docstring), so that encoding the response cannot fail;
     without, they are copied as they are.
 
-    The inference URL is echoed exactly as the request sent it, in the trajectory, every step's
-    ``info`` and the pipeline metadata, beside the correlation id.
+    The inference URL is echoed exactly as the request sent it (``""`` for none), in the trajectory, every step's
+    ``info.meta`` and the pipeline metadata, beside the correlation id.
     """
     data, text = (bounded_json, _text) if bound else (_same, _same)
-    url = request.policy.config.inference_url
+    url = request.policy.config.inference_url or ""
     echo = {"inference_url": url, "trace_correlation_id": correlation_id}
     steps = [_step(step, echo, data) for step in session.steps] if request.record.trajectories else []
     total = session.total_reward
@@ -131,6 +165,9 @@ def build_response(request: RolloutRequest, session: SessionTrace, *, env_name: 
         trace = session.to_dict()
     elif trace_format == "compact":
         trace = compact_trace(session)
+    elif trace_format == "structured":
+        trace = {**compact_trace(session), "format": "structured",
+                 "session_trace": session_trace_v3(session, lambda step: tool_calls(step, data), data=data)}
     return RolloutResponse(
         run_id=request.run_id,
         trajectories=[trajectory],
@@ -171,9 +208,9 @@ def encode_response(response: RolloutResponse) -> bytes:
 
 def _step(step: StepTrace, echo: Mapping[str, Any], data: Callable[[Any], Any]) -> RolloutStep:
     observation = step.observation if isinstance(step.observation, Mapping) else {"text": step.observation}
-    return RolloutStep(obs=data(dict(observation)), tool_calls=data(tool_calls(step.action)),
+    return RolloutStep(obs=data(dict(observation)), tool_calls=tool_calls(step, data),
                        reward=step.reward, done=step.done, truncated=step.truncated,
-                       info=data({**step.info, **echo}))
+                       info={**data(dict(step.info)), "meta": dict(echo)})
 
 
 def _text(value: str | None) -> str | None:
