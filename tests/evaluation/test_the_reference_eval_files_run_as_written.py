@@ -70,8 +70,10 @@ def test_the_seed_file_is_read_from_the_diff():
 
 @requires_judge
 @pytest.mark.parametrize("name", ["verilog_eval_groq_qwen32b.toml", "verilog_eval_synth_qwen8b.toml"])
-def test_a_reference_verilog_eval_file_runs_every_seed_on_the_difficulty_it_asks_for(name, task_app, tmp_path):
+def test_a_reference_verilog_eval_file_runs_every_seed_on_the_difficulty_it_asks_for(name, task_app, tmp_path,
+                                                                                     monkeypatch):
     original = reference_file(name)
+    monkeypatch.chdir(tmp_path)  # the file names no trace store: the default, traces/proofgym.db, is made here
     # The model writes a design and submits it: every rollout runs to its end (it need not pass).
     with ScriptedModelServer([write_file("module TopModule(input a, output b);\n  assign b = a;\nendmodule\n"),
                               SUBMIT]) as model:
@@ -94,3 +96,4 @@ def test_a_reference_verilog_eval_file_runs_every_seed_on_the_difficulty_it_asks
         assert len(sessions) == 3
         first = store.get_session(sessions[0].session_id)
     assert json.dumps(first.to_dict()).count('"difficulty": "medium"') >= 1
+    assert (tmp_path / "traces" / "proofgym.db").is_file()  # the eval's own copy of the traces

@@ -4,7 +4,7 @@ Which keys a request may set: those the operator allows (``--allow-env-override 
 reference client's keys, :data:`REQUEST_KEYS` (``difficulty``, ``split``, ``index``: synth-ai's ``eval`` sends
 ``split`` and ``index`` with every rollout, its eval files ``difficulty``), less those the operator forbids
 (``--forbid-env-override KEY``, given to :class:`EnvProvider` as ``"!KEY"``); ``difficulty`` only where the
-environment has that key (allowing it explicitly offers it anyway). Any other key must repeat the app's value:
+environment accepts one of the reference's values (allowing it explicitly offers it anyway). Any other key must repeat the app's value:
 the sandbox, limits and files on the server are the operator's.
 """
 
@@ -19,13 +19,15 @@ from pydantic import ValidationError
 
 from proofgym.config import ConfigError
 from proofgym.core import describe_validation_error
-from proofgym.envs import SPLIT_KEYS, Environment, make, split_selection
+from proofgym.envs import SPLIT_KEYS, SPLITS, Environment, make, split_selection
 from proofgym.serve._errors import RequestError
 
 _CONFIG_LOC = ("env", "config")
 
 #: Environment config keys a request may set unless the operator forbids them: the reference client's.
 REQUEST_KEYS: tuple[str, ...] = ("difficulty", *SPLIT_KEYS)
+#: The reference's difficulties (its eval files: "easy", "medium" or "hard").
+DIFFICULTIES: tuple[str, ...] = ("easy", "medium", "hard")
 
 
 def override_policy(overrides: Collection[str]) -> tuple[frozenset[str], frozenset[str]]:
@@ -103,17 +105,31 @@ class EnvProvider:
             raise ValueError(f"invalid config for environment {env_name!r}: {problems}") from None
         with env:
             self.tools = env.tools
-        if "difficulty" in self.overridable and "difficulty" not in overridable and not self._has_difficulty():
+        self.difficulties = self._difficulties() if "difficulty" in self.overridable else ()
+        if not self.difficulties and "difficulty" not in overridable:
             self.overridable -= {"difficulty"}
 
-    def _has_difficulty(self) -> bool:
-        """Whether the environment has a ``difficulty`` key (it accepts the app's value, or ``None``): a request
-        may set it by default only then."""
-        try:
-            self.make({**self.base_config, "difficulty": self.base_config.get("difficulty")}).close()
-        except (ValidationError, TypeError, ValueError):
-            return False
-        return True
+    def _difficulties(self) -> tuple[str, ...]:
+        """The reference's difficulties (:data:`DIFFICULTIES`) this environment accepts over the app's config:
+        a request may set ``difficulty`` by default only when there is one."""
+        accepted = []
+        for value in DIFFICULTIES:
+            try:
+                self.make({**self.base_config, "difficulty": value}).close()
+            except (ValidationError, TypeError, ValueError):
+                continue
+            accepted.append(value)
+        return tuple(accepted)
+
+    def override_schemas(self) -> dict[str, dict[str, Any]]:
+        """JSON schemas of the values a request may give the reference's keys (for the published contract):
+        ``split`` one of :data:`~proofgym.envs.SPLITS`, ``index`` a non-negative integer, ``difficulty`` one
+        this environment accepts. Only keys a request may set."""
+        schemas: dict[str, dict[str, Any]] = {"split": {"enum": list(SPLITS)},
+                                              "index": {"type": "integer", "minimum": 0, "maximum": (1 << 63) - 1}}
+        if self.difficulties:
+            schemas["difficulty"] = {"enum": list(self.difficulties)}
+        return {key: schema for key, schema in schemas.items() if key in self.overridable and key not in self.forbidden}
 
     def make(self, config: Mapping[str, Any]) -> Environment:
         """A fresh environment instance with ``config``."""
