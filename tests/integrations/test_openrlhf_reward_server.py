@@ -136,6 +136,16 @@ def test_the_api_key_is_required_when_set_in_either_header(reward_fn):
     assert _post(app, None, raw=b"{nope").status_code == 401
 
 
+def test_the_served_route_and_the_published_fastapi_route_answer_alike(reward_fn):
+    """POST /get_reward is answered straight from ASGI; the FastAPI route that publishes it gives the same answers."""
+    rows, gold = rows_and_gold(3)
+    app = create_reward_app(reward_fn)
+    for body in (_body(rows, [gold[0], flip_decision(gold[1]), "no answer"]), {"query": ["q"], "prompts": [1]}):
+        served, published = _post(app, body), _post(app.app, body)
+        assert (served.status_code, served.json()) == (published.status_code, published.json())
+    assert _post(app, None, raw=b"{nope").json() == _post(app.app, None, raw=b"{nope").json()
+
+
 def test_serving_beyond_loopback_without_a_key_is_refused(reward_fn):
     with pytest.raises(ValueError, match="without an API key"):
         serve_reward(reward_fn, host="0.0.0.0", port=0)

@@ -111,6 +111,7 @@ def test_a_sample_that_raises_fails_only_its_own_request(reward_fn):
     app = create_reward_app(_RaisesOn(reward_fn, "BOOM"), batch_window_s=WINDOW_S, batch_max_items=4)
     replies = asyncio.run(_post_all(app, bodies))
     assert [reply.status_code for reply in replies] == [200, 200, 500, 200]
+    assert replies[2].json() == {"detail": "the reward server failed to score this request: RuntimeError"}
     for i in (0, 1, 3):
         assert replies[i].json() == _alone(reward_fn, bodies[i])
     # The merged call, then each of its four requests alone.
