@@ -58,6 +58,19 @@ def _agreeing_correlation_ids(_context, case):
     return case
 
 
+def _index_is_the_seed(_context, case):
+    """Positive bodies obey the other rule the schema only describes: within a split, ``env.config.index`` and
+    ``env.seed`` are the same position (the reference's client sends both, equal)."""
+    body = case.body
+    if case.meta is None or not case.meta.generation.mode.is_positive or not isinstance(body, dict):
+        return case
+    env = body.get("env")
+    config = env.get("config") if isinstance(env, dict) else None
+    if isinstance(config, dict) and isinstance(config.get("index"), int) and "seed" in env:
+        env["seed"] = config["index"]
+    return case
+
+
 def _ids_agree(_context, case):
     """What the repair above cannot fix (a URL with two different ids) is not sent as positive data."""
     if case.meta is None or not case.meta.generation.mode.is_positive or not isinstance(case.body, dict):
@@ -71,6 +84,7 @@ def _ids_agree(_context, case):
 
 for _schema in SCHEMAS.values():
     _schema.hook("map_case")(_agreeing_correlation_ids)
+    _schema.hook("map_case")(_index_is_the_seed)
     _schema.hook("filter_case")(_ids_agree)
 
 

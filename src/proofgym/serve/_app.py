@@ -150,7 +150,8 @@ def create_app(
                        open_paths=OPEN_PATHS)
     publish(app, rollout_contract(env_name=env_name, policies={name: policy_kind(name).config for name in policies},
                                   base_env_config=envs.base_config, overridable=envs.overridable,
-                                  server_only_keys=_SERVER_ONLY_POLICY_KEYS),
+                                  server_only_keys=_SERVER_ONLY_POLICY_KEYS,
+                                  refused_selections=_refused_selections(envs)),
             *([require_key(OPEN_PATHS, schemes=TASK_APP_SECURITY_SCHEMES)] if key is not None else []))
     describer = TaskDescriber(env_name, envs.make, envs.base_config, envs.tools, policies=allowed_policies,
                               max_time_s=max_time_s)
@@ -246,9 +247,9 @@ def create_app(
             return SafeJSONResponse({"detail": f"this app serves environment {env_name!r}, not "
                                                f"{request.env.env_name!r}; see GET /info"}, status_code=404)
         cid = correlation_id(request)
-        config = envs.known_config(request.env.config)
+        config = envs.known_config(request.env.config, request.env.seed)
         if config is None:  # a config not seen before: validated by building an environment, off the loop
-            config = await asyncio.to_thread(envs.config_for, request.env.config)
+            config = await asyncio.to_thread(envs.config_for, request.env.config, request.env.seed)
         # A policy whose construction does real work (an environment, a model) is built off the event loop.
         if request.policy.policy_name in allowed_policies and policy_kind(request.policy.policy_name).builds_slowly:
             policy = await asyncio.to_thread(_build_policy, request, env_name, config, allowed_policies)
@@ -313,6 +314,30 @@ def _answer(request: RolloutRequest, result: RolloutResult, *, env_name: str, po
     except Exception:  # noqa: BLE001 - the rollout ran: it is stored and answered whatever failed here
         logger.exception("rollout %s ran, but its response could not be built", session.session_id)
         return None
+
+
+def _refused_selections(envs: EnvProvider) -> list[dict[str, Any]]:
+    """The splits (and, where requests may set it, difficulties within them) a request may choose but the
+    environment refuses, having no task there (a split of a pinned problem, Verilog's hard problems in val)."""
+    from proofgym.envs import SPLITS
+    from proofgym.verilog import DIFFICULTIES
+
+    def settable(key: str) -> bool:
+        return key not in envs.forbidden and ("*" in envs.overridable or key in envs.overridable)
+
+    if not settable("split"):
+        return []
+    levels = list(DIFFICULTIES) if settable("difficulty") else []
+    refused: list[dict[str, Any]] = []
+    for split in SPLITS:
+        for selection in [{"split": split}, *({"split": split, "difficulty": level} for level in levels)]:
+            try:
+                envs.config_for(selection)
+            except RequestError:
+                refused.append(selection)
+                if len(selection) == 1:
+                    break  # the split has no task at all: every difficulty in it is refused too
+    return refused
 
 
 async def _close(policy: Policy) -> None:
