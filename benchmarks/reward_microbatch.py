@@ -12,7 +12,11 @@ Both against a server with micro-batching on (``--batch-window-s``, default 5 ms
 request its own batch). Printed: the median of ``--runs`` runs (after a warm-up) of each, and many / one, the
 cost of one-sample requests. Target: within 1.5x with micro-batching on.
 
-    python benchmarks/reward_microbatch.py [--runs 5] [--requests 256] [--latency 0.05] [--client raw|aiohttp|aiohttp-fresh]
+The client runs on the server's machine, so its CPU competes with the server's: ``--client raw`` (the default)
+spends a few microseconds per request; ``aiohttp`` (OpenRLHF's library) about as much as the server does.
+
+    python benchmarks/reward_microbatch.py [--runs 5] [--requests 256] [--latency 0.05] \
+        [--client raw|aiohttp|aiohttp-fresh]
 """
 
 from __future__ import annotations

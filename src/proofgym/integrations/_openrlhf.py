@@ -27,11 +27,13 @@
   (percent-encode characters other than letters, digits and ``-._~``). The ``key`` parameter is taken out of
   the request before anything else sees it, so it appears in no access log line, error body or trace; the
   lines uvicorn writes before the app runs (a 503 at the connection limit, trace-level scope dumps) are
-  redacted. A header key, when sent, is the one checked. ``POST /get_reward`` is answered straight from ASGI
-  (FastAPI only publishes it): FastAPI's per-request machinery costs more than a one-sample answer. Bodies above ``max_body_bytes`` are refused with 413; malformed bodies
-  with 422 and the field paths: JSON nested more than 64 levels deep or with an integer of more than 1000
-  digits (refused before parsing, by the guard), JSON that does not parse, fields of the wrong type,
-  lists longer than ``max_items`` (refused before validation), labels that carry no reference.
+  redacted. A header key, when sent, is the one checked.
+- Bodies above ``max_body_bytes`` are refused with 413; malformed bodies with 422 and the field paths: JSON
+  nested more than 64 levels deep or with an integer of more than 1000 digits (refused before parsing, by the
+  guard), JSON that does not parse, fields of the wrong type, lists longer than ``max_items`` (refused before
+  validation), labels that carry no reference. A failure of the reward path is a JSON 500 for its request.
+- ``POST /get_reward`` is answered straight from ASGI (FastAPI publishes it): FastAPI's per-request machinery
+  costs more than a one-sample answer.
 
 fastapi and uvicorn are imported inside the functions that need them.
 """
@@ -61,10 +63,10 @@ DEFAULT_MAX_ITEMS = 16_384
 #: A body of up to 64 MiB must arrive within this (about 1.1 MB/s); headers within 10 s, as for the task app.
 DEFAULT_BODY_TIMEOUT_S = 60.0
 DEFAULT_HEADER_TIMEOUT_S = 10.0
-#: Connections held at once. OpenRLHF 0.11.2 posts every sample on a connection of its own (an aiohttp session
-#: per request), so a step's samples awaiting their rewards are as many connections; a 503 costs each a 1 s retry.
-#: 512: half the usual limit of 1024 open files per process.
-DEFAULT_MAX_CONNECTIONS = 512
+#: Connections held at once: 8x the 8 scoring calls run at once. OpenRLHF 0.11.2 posts every sample on a
+#: connection of its own (an aiohttp session per request), and a 503 costs it a 1 s retry: serve it with
+#: ``max_connections`` at least the samples it has awaiting their rewards at once.
+DEFAULT_MAX_CONNECTIONS = 64
 #: Environment variables read for the server's API key, first non-empty wins.
 API_KEY_ENV_VARS = ("PROOFGYM_API_KEY", "ENVIRONMENT_API_KEY")
 #: How long concurrent requests are gathered into one verification batch: a few ms against a verifier round
