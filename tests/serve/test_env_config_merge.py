@@ -69,12 +69,10 @@ def test_requests_may_set_the_reference_clients_keys_unless_forbidden(tmp_path):
         assert info.value.loc == ("env", "config", key)
 
     assert EnvProvider("loan").overridable == {"split", "index"}  # it has no difficulty
-    assert envs.override_schemas() == {"split": {"enum": ["train", "val", "test"]},
-                                       "difficulty": {"enum": ["easy", "medium", "hard"]},
-                                       "index": {"type": "integer", "minimum": 0, "maximum": 2**63 - 1}}
+    assert envs.difficulties == ("easy", "medium", "hard")
     pinned = EnvProvider("verilog", {"problem_id": "Prob001_and_gate"})  # an easy problem: only easy is accepted
-    assert pinned.override_schemas()["difficulty"] == {"enum": ["easy"]}
-    assert strict.override_schemas() == {"index": {"type": "integer", "minimum": 0, "maximum": 2**63 - 1}}
+    assert pinned.difficulties == ("easy",) and "difficulty" in pinned.overridable
+    assert strict.difficulties == ()
     everything = EnvProvider("verilog", overridable=["*", "!index"])
     assert everything.config_for({"max_turns": 4})["max_turns"] == 4
     with pytest.raises(RequestError, match="forbids"):

@@ -19,7 +19,7 @@ from pydantic import ValidationError
 
 from proofgym.config import ConfigError
 from proofgym.core import describe_validation_error
-from proofgym.envs import SPLIT_KEYS, SPLITS, Environment, make, split_selection
+from proofgym.envs import SPLIT_KEYS, Environment, make, split_selection
 from proofgym.serve._errors import RequestError
 
 _CONFIG_LOC = ("env", "config")
@@ -85,7 +85,8 @@ class EnvProvider:
     result is cached, so a config seen before costs a dict lookup), ``make`` builds one instance.
 
     ``overridable``: the operator's list, read by :func:`override_policy` (``"KEY"``, ``"*"``, ``"!KEY"``);
-    ``overridable`` the attribute is the keys a request may set, ``forbidden`` those it may not. ``index``
+    ``overridable`` the attribute is the keys a request may set, ``forbidden`` those it may not, ``difficulties``
+    the reference's difficulty values the environment accepts (empty: none, or ``difficulty`` forbidden). ``index``
     does not enter the cache key: it is checked on its own, so a request per index builds no environment.
     Raises ``ValueError`` naming the key when ``base_config`` is invalid.
     """
@@ -120,16 +121,6 @@ class EnvProvider:
                 continue
             accepted.append(value)
         return tuple(accepted)
-
-    def override_schemas(self) -> dict[str, dict[str, Any]]:
-        """JSON schemas of the values a request may give the reference's keys (for the published contract):
-        ``split`` one of :data:`~proofgym.envs.SPLITS`, ``index`` a non-negative integer, ``difficulty`` one
-        this environment accepts. Only keys a request may set."""
-        schemas: dict[str, dict[str, Any]] = {"split": {"enum": list(SPLITS)},
-                                              "index": {"type": "integer", "minimum": 0, "maximum": (1 << 63) - 1}}
-        if self.difficulties:
-            schemas["difficulty"] = {"enum": list(self.difficulties)}
-        return {key: schema for key, schema in schemas.items() if key in self.overridable and key not in self.forbidden}
 
     def make(self, config: Mapping[str, Any]) -> Environment:
         """A fresh environment instance with ``config``."""
