@@ -10,7 +10,8 @@ remote batch endpoint does. Per run, with every claim distinct (nothing de-dupli
 
 Both against a server with micro-batching on (``--batch-window-s``, default 5 ms) and off (the baseline: each
 request its own batch). Printed: the median of ``--runs`` runs (after a warm-up) of each, and many / one, the
-cost of one-sample requests. Target: within 1.5x with micro-batching on.
+cost of one-sample requests (and the fastest run of each against the other's: on a machine whose other load
+comes and goes, the closest to the cost without it). Target: within 1.5x with micro-batching on.
 
 The client runs on the server's machine, so its CPU competes with the server's: ``--client raw`` (the default)
 spends a few microseconds per request; ``aiohttp`` (OpenRLHF's library) about as much as the server does.
@@ -218,7 +219,7 @@ def main() -> None:
           f"claims, <= {args.concurrency} calls in flight (one request: {calls} calls, a {floor_ms:.0f} ms floor); "
           f"client: {args.client}; "
           f"median of {args.runs} runs")
-    header = f"{'server':<30} {'many x 1 (ms)':>14} {'1 x many (ms)':>14} {'many / one':>11}"
+    header = f"{'server':<30} {'many x 1 (ms)':>14} {'1 x many (ms)':>14} {'many / one':>11} {'best / best':>12}"
     print(header)
     print("-" * len(header))
     rows = [(f"micro-batching {args.batch_window_s * 1000:g} ms", args.batch_window_s), ("micro-batching off", 0.0)]
@@ -227,7 +228,7 @@ def main() -> None:
         many, one = run_server_mode(window, args, _free_port())
         many_ms, one_ms = statistics.median(many) * 1000, statistics.median(one) * 1000
         ratios[label] = many_ms / one_ms
-        print(f"{label:<30} {many_ms:>14.1f} {one_ms:>14.1f} {ratios[label]:>10.2f}x")
+        print(f"{label:<30} {many_ms:>14.1f} {one_ms:>14.1f} {ratios[label]:>10.2f}x {min(many) / min(one):>11.2f}x")
         print(f"{'':<30} runs: many " + " ".join(f"{s * 1000:.0f}" for s in many) + " / one " +
               " ".join(f"{s * 1000:.0f}" for s in one))
     on, off = (ratios[label] for label, _ in rows)
