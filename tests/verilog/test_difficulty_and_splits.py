@@ -116,3 +116,27 @@ def test_the_oracle_passes_on_every_split_and_difficulty():
             for step in (actions := env.oracle_actions(0)):
                 result = env.step(step)
             assert len(actions) == 2 and result.done and result.outcome_score == 1.0
+
+
+@pytest.mark.skipif(not VERILOGEVAL.is_dir(), reason=f"the VerilogEval v2 data is not at {VERILOGEVAL}")
+def test_a_verilogeval_folder_is_a_problem_set_with_difficulties_and_splits():
+    problems = {p.id: p for p in load_verilogeval(VERILOGEVAL)}
+    splits = problem_splits(problems.values())
+    with make("verilog", problem_set=str(VERILOGEVAL), difficulty="hard", split="val") as env:
+        chosen = [env.reset(i).data["problem_id"] for i in range(3)]
+    assert len(set(chosen)) == 3
+    assert all(problem_difficulty(problems[i]) == "hard" and splits[i] == "val" for i in chosen)
+    with pytest.raises(ValueError, match="problem_set: '/nonexistent' is neither 'builtin' nor an existing folder"):
+        make("verilog", problem_set="/nonexistent")
+    with pytest.raises(ValueError, match="not both"):
+        make("verilog", problem_set=str(VERILOGEVAL), problems=list(builtin_problems().values()))
+
+
+@requires_judge
+@pytest.mark.skipif(not VERILOGEVAL.is_dir(), reason=f"the VerilogEval v2 data is not at {VERILOGEVAL}")
+def test_the_oracle_passes_a_verilogeval_problem_of_each_difficulty():
+    for difficulty in DIFFICULTIES:
+        with make("verilog", problem_set=str(VERILOGEVAL), difficulty=difficulty, split="test") as env:
+            for step in env.oracle_actions(0):
+                result = env.step(step)
+            assert result.done and result.outcome_score == 1.0, (difficulty, result.observation.text)

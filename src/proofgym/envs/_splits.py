@@ -130,16 +130,12 @@ class SplitSelection:
     split: str
     index: int | None = None
 
-    def position(self, seed: int | None) -> int:
-        """The position in the split that ``seed`` (a request's or ``reset``'s; ``None``: not given) stands for.
-
-        Raises :class:`~proofgym.core.ConfigError` naming ``index`` when the two disagree."""
+    def position(self, seed: int) -> int:
+        """The position in the split that ``seed`` (a request's or ``reset``'s) stands for: ``index`` when there
+        is one, which ``seed`` must equal (else :class:`~proofgym.core.ConfigError` naming ``index``), else ``seed``."""
         if self.index is None:
-            if seed is None:
-                raise ConfigError("index: give the position in the split as index or as the seed", problems=[
-                    _problem("index", "give the position in the split as index or as the seed", None)])
             return seed
-        if seed is not None and seed != self.index:
+        if seed != self.index:
             message = (f"index ({self.index}) and the seed ({seed}) name different positions in split "
                        f"{self.split!r}: within a split the seed is the index; give one of them, or both equal")
             raise ConfigError(f"index: {message}", problems=[_problem("index", message, self.index)])

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import functools
 import hashlib
 import os
 import re
@@ -39,6 +40,7 @@ import tempfile
 import threading
 import weakref
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -50,7 +52,7 @@ from proofgym.verilog._difficulty import Difficulty, problem_difficulty, problem
 from proofgym.verilog._judge import judge
 from proofgym.verilog._judge_config import JudgeConfig
 from proofgym.verilog._problem import Problem
-from proofgym.verilog._problem_loader import builtin_problems, interface
+from proofgym.verilog._problem_loader import builtin_problems, interface, load_verilogeval
 from proofgym.verilog._sandbox import SandboxUnavailable
 from proofgym.verilog._toolchain import ToolchainError
 from proofgym.verilog._verifier import VerilogVerifier, recommended_runtime_config, source_claim
@@ -82,6 +84,8 @@ class VerilogRewards(BaseModel):
 class VerilogEnvConfig(BaseModel):
     """Configuration of :class:`VerilogEnv`.
 
+    ``problem_set``: ``builtin`` (the problems shipped with proofgym) or a VerilogEval spec-to-rtl folder on
+    this machine (such as VerilogEval v2's ``dataset_spec-to-rtl``; read once per version of the folder).
     ``problem_id`` pins every episode to one problem (otherwise seed ``s`` gets problem
     ``s % n`` of the problems sorted by id). ``difficulty`` (``easy``, ``medium`` or ``hard``, measured from
     each reference: :func:`~proofgym.verilog.problem_difficulty`) keeps only the problems of that difficulty:
@@ -95,6 +99,7 @@ class VerilogEnvConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
+    problem_set: str = Field("builtin", min_length=1)
     problem_id: str | None = None
     difficulty: Difficulty | None = None
     max_turns: int = Field(20, ge=1, le=10_000)
@@ -163,7 +168,10 @@ class VerilogEnv(ToolEnv):
         self.config = config or VerilogEnvConfig()
         super().__init__(_tools(self.config), max_turns=self.config.max_turns, step_penalty=self.config.step_penalty)
         if problems is None:
-            problems = builtin_problems()
+            problems = builtin_problems() if self.config.problem_set == "builtin" else \
+                _problem_folder(self.config.problem_set)
+        elif self.config.problem_set != "builtin":
+            raise ValueError("problem_set: give problems or a problem_set folder, not both")
         if isinstance(problems, Mapping):
             problems = problems.values()
         by_id: dict[str, Problem] = {}
@@ -370,6 +378,24 @@ class VerilogEnv(ToolEnv):
 
     def _design(self) -> _Design:
         return _Design(tuple((name, self._files[name]) for name in sorted(self._files)))
+
+
+def _problem_folder(folder: str) -> tuple[Problem, ...]:
+    """The problems of a VerilogEval folder, read once per version of it; ``ValueError`` naming ``problem_set``."""
+    path = Path(folder).expanduser().resolve()
+    try:
+        version = path.stat().st_mtime_ns
+    except OSError:
+        raise ValueError(f"problem_set: {folder!r} is neither 'builtin' nor an existing folder") from None
+    return _read_problem_folder(str(path), version)
+
+
+@functools.lru_cache(maxsize=8)
+def _read_problem_folder(folder: str, version: int) -> tuple[Problem, ...]:
+    try:
+        return tuple(load_verilogeval(folder))
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ValueError(f"problem_set: {exc}") from None
 
 
 def _pool(problems: list[Problem], problem_id: str | None, difficulty: str | None) -> list[Problem]:
