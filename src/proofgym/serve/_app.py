@@ -44,7 +44,7 @@ from proofgym.serve._openapi import (
     rollout_contract,
 )
 from proofgym.serve._recorder import TraceRecorder
-from proofgym.serve._response import response_body, task_id
+from proofgym.serve._response import response_body
 from proofgym.serve._signals import SignalDrain
 from proofgym.serve._task_info import MAX_TASK_INFO_SEEDS, TaskDescriber
 from proofgym.traces import TraceStore, TraceStoreError
