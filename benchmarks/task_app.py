@@ -39,9 +39,14 @@ Goals: overhead under 2 ms per step at p50; near-linear scaling up to the core c
 ``--baseline-src DIR`` (a ``src`` folder of another proofgym checkout, e.g. a ``git worktree`` of an older
 commit) serves every row twice, from this tree and from that one, alternating run by run so that both see
 the same machine, and prints each row for both plus the ratios (this tree / baseline) of the overheads.
+Those wall-clock and CPU-time ratios swing by 10-40 % between identical runs on a shared 2-core machine;
+``--instructions`` (valgrind) then also counts, in the same run, the instructions of a request, of its
+environment work and of the overhead for both trees (``benchmarks/task_app_instructions.py``): a ratio that
+machine noise does not move.
 
     python benchmarks/task_app.py [--runs 3] [--rollouts 64] [--steps 8] [--concurrency 1 16 64] [--workers N]
                                   [--client lean|httpx] [--scenario grant verilog] [--baseline-src DIR]
+                                  [--instructions]
 """
 
 from __future__ import annotations
@@ -345,6 +350,8 @@ def main() -> None:
     parser.add_argument("--scenario", choices=["grant", "verilog"], nargs="+", default=["grant", "verilog"])
     parser.add_argument("--baseline-src", type=Path, default=None,
                         help="also serve from this proofgym src folder, alternating runs, and print the ratios")
+    parser.add_argument("--instructions", action="store_true",
+                        help="also count instructions per request and per overhead (callgrind), for both trees")
     args = parser.parse_args()
     if args.baseline_src is not None and not (args.baseline_src / "proofgym" / "__init__.py").is_file():
         parser.error(f"--baseline-src {args.baseline_src}: expected a src folder holding proofgym/__init__.py")
@@ -411,6 +418,11 @@ def main() -> None:
             per_s, events_per_s, events = store_rate(sessions, args.runs, folder_path)
             print(f"\ntrace store (SQLite, TraceWriter batches): {len(sessions)} sessions, {events} events: "
                   f"{per_s:,.0f} sessions/s, {events_per_s:,.0f} events/s")
+    if args.instructions:
+        from task_app_instructions import compare  # the sibling benchmark (this folder is on sys.path)
+
+        print()
+        compare(args.baseline_src, args.scenario, steps=args.steps)
     print("goal: overhead under 2 ms per step at p50 (concurrency 1); scaling near min(concurrency, cores)")
 
 
