@@ -151,7 +151,7 @@ def create_app(
     publish(app, rollout_contract(env_name=env_name, policies={name: policy_kind(name).config for name in policies},
                                   base_env_config=envs.base_config, overridable=envs.overridable,
                                   server_only_keys=_SERVER_ONLY_POLICY_KEYS,
-                                  refused_selections=_refused_selections(envs)),
+                                  refused_selections=_refused_selections(envs), difficulties=envs.difficulties),
             *([require_key(OPEN_PATHS, schemes=TASK_APP_SECURITY_SCHEMES)] if key is not None else []))
     describer = TaskDescriber(env_name, envs.make, envs.base_config, envs.tools, policies=allowed_policies,
                               max_time_s=max_time_s)
@@ -320,14 +320,13 @@ def _refused_selections(envs: EnvProvider) -> list[dict[str, Any]]:
     """The splits (and, where requests may set it, difficulties within them) a request may choose but the
     environment refuses, having no task there (a split of a pinned problem, Verilog's hard problems in val)."""
     from proofgym.envs import SPLITS
-    from proofgym.verilog import DIFFICULTIES
 
     def settable(key: str) -> bool:
         return key not in envs.forbidden and ("*" in envs.overridable or key in envs.overridable)
 
     if not settable("split"):
         return []
-    levels = list(DIFFICULTIES) if settable("difficulty") else []
+    levels = list(envs.difficulties) if settable("difficulty") else []
     refused: list[dict[str, Any]] = []
     for split in SPLITS:
         for selection in [{"split": split}, *({"split": split, "difficulty": level} for level in levels)]:

@@ -101,14 +101,16 @@ def require_key(open_paths: Collection[str] = ("/health",), *,
 def rollout_contract(*, env_name: str, policies: Mapping[str, type[BaseModel] | None],
                      base_env_config: Mapping[str, Any], overridable: Collection[str],
                      server_only_keys: Collection[str] = (),
-                     refused_selections: Collection[Mapping[str, Any]] = ()) -> Callable[[Schema], None]:
+                     refused_selections: Collection[Mapping[str, Any]] = (),
+                     difficulties: Collection[str] = ()) -> Callable[[Schema], None]:
     """A transform stating what ``POST /rollout`` of a task app for ``env_name`` accepts.
 
     ``policies`` maps each policy name the app accepts to its config model (``None``: the app does not
     know it, its config is published as any object); ``base_env_config`` and ``overridable`` are the
     app's environment config and the keys a request may change (``"*"``: all); ``server_only_keys``
     are policy config keys a request may not set; ``refused_selections`` the environment config values (each a
-    mapping such as ``{"split": "val", "difficulty": "hard"}``) the environment refuses because they select no task.
+    mapping such as ``{"split": "val", "difficulty": "hard"}``) the environment refuses because they select no task;
+    ``difficulties`` the values of ``difficulty`` it accepts.
     """
 
     def transform(schema: Schema) -> None:
@@ -116,7 +118,7 @@ def rollout_contract(*, env_name: str, policies: Mapping[str, type[BaseModel] | 
         env = components["EnvSpec"]["properties"]
         env["env_name"] = {"anyOf": [{"const": env_name}, _NULL], "default": None,
                            "description": f"omitted or null: this app's environment, {env_name!r}"}
-        env["config"] = _env_config(base_env_config, overridable)
+        env["config"] = _env_config(base_env_config, overridable, difficulties)
         if refused_selections:
             env["config"]["not"] = {"anyOf": [
                 {"required": sorted(selection), "properties": {key: {"const": value} for key, value in selection.items()}}
@@ -142,24 +144,23 @@ def rollout_contract(*, env_name: str, policies: Mapping[str, type[BaseModel] | 
     return transform
 
 
-def _request_key_schemas() -> dict[str, Schema]:
+def _request_key_schemas(difficulties: Collection[str]) -> dict[str, Schema]:
     """The values of the environment config keys every environment reads (:data:`proofgym.envs.SPLIT_KEYS`) and of
-    ``difficulty`` (Verilog's levels), each nullable (``null``: not set)."""
+    ``difficulty`` (``difficulties``: those the environment accepts), each nullable (``null``: not set)."""
     from proofgym.envs import SPLITS
-    from proofgym.verilog import DIFFICULTIES
 
     return {
         "split": {"anyOf": [{"enum": list(SPLITS)}, _NULL], "description": "the split whose tasks the seeds index"},
         "index": {"anyOf": [{"type": "integer", "minimum": 0, "maximum": 2**63 - 1}, _NULL],
                   "description": "the position in the split (needs split); when given with env.seed the two must "
                                  "be equal (a 422 otherwise)"},
-        "difficulty": {"anyOf": [{"enum": list(DIFFICULTIES)}, _NULL],
+        "difficulty": {"anyOf": [{"enum": list(difficulties)}, _NULL] if difficulties else [_NULL],
                        "description": "only the tasks of this difficulty"},
     }
 
 
-def _env_config(base: Mapping[str, Any], overridable: Collection[str]) -> Schema:
-    known = _request_key_schemas()
+def _env_config(base: Mapping[str, Any], overridable: Collection[str], difficulties: Collection[str]) -> Schema:
+    known = _request_key_schemas(difficulties)
     # An index is a position within a split: it needs one.
     index_needs_split: Schema = {"if": {"required": ["index"], "properties": {"index": {"type": "integer"}}},
                                  "then": {"required": ["split"], "properties": {"split": {"type": "string"}}}}
