@@ -111,3 +111,10 @@ def test_the_full_trace_is_still_proofgyms_session(make_client):
     body = rollout_body(record={"return_trace": True, "trace_format": "full"})
     trace = make_client().post("/rollout", json=body).json()["trace"]
     assert SessionTrace.from_dict(trace).steps
+
+
+def test_the_model_a_policy_without_one_was_sent_is_recorded(make_client, stored):
+    body = rollout_body(policy_config={"model": "gpt-x"}, run_id="with-model")
+    assert make_client().post("/rollout", json=body).status_code == 200
+    [session] = stored().list_sessions(run_id="with-model")
+    assert stored().get_session(session.session_id).metadata["model"] == "gpt-x"

@@ -269,7 +269,7 @@ def create_app(
                     run_id=request.run_id, session_id=uuid.uuid4().hex, correlation_id=cid,
                     metadata={"mode": request.mode, "policy_name": request.policy.policy_name,
                               "inference_url": redact_url(request.policy.config.inference_url),
-                              "source": "proofgym serve"},
+                              "model": request.policy.config.model, "source": "proofgym serve"},
                     on_finish=finished.append)
             except asyncio.CancelledError:
                 if finished:
