@@ -23,6 +23,8 @@ $(STAMP): pyproject.toml examples/plugin/pyproject.toml | system-packages
 	# OpenRLHF's real reward client is tested against serve-reward; its own dependencies (ray, vllm, deepspeed)
 	# are not needed for that module, only aiohttp (in the dev extra)
 	$(BIN)/python -m pip install --quiet --no-deps 'openrlhf==0.11.2'
+	# its wheel also installs a top-level `tests` package, which would shadow this repository's tests/
+	$(BIN)/python -c "import pathlib, shutil, sysconfig; shutil.rmtree(pathlib.Path(sysconfig.get_paths()['purelib'], 'tests'), ignore_errors=True)"
 	touch $(STAMP)
 
 setup: $(STAMP)
