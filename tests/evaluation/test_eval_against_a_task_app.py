@@ -133,3 +133,30 @@ def test_a_task_app_url_with_credentials_is_never_recorded(task_app, tmp_path, m
     with pytest.raises(EvalError) as info:
         run_eval(config(task_app, tmp_path, task_app_url=url))
     assert "refused the API key" in str(info.value) and "hunter2" not in str(info.value)
+
+
+def test_a_full_trace_with_its_session_trace_is_stored_here_as_proofgyms_session(task_app, tmp_path):
+    actions = [{"tool": "compile", "args": {}}] * 2
+    report = run_eval(config(task_app, tmp_path, policy_name="scripted", max_turns=2, seeds=[0],
+                             policy_config={"actions": actions}))
+    [result] = report.results
+    assert result.ok and result.session_id
+    with TraceStore(tmp_path / "local.db", create=False) as local:
+        session = local.get_session(result.session_id)
+    assert len(session.steps) == 2 and "session_trace" not in session.metadata
+
+
+def test_a_full_trace_is_read_with_or_without_the_v3_session_trace():
+    from proofgym.evaluation._remote import _read_response
+    from proofgym.traces import SessionTrace, StepTrace
+
+    session = SessionTrace(session_id="s1", run_id="r", env_name="loan", seed=0, policy_id="p", started_at=1.0,
+                           steps=[StepTrace(index=0, observation={"text": "hi"}, action="a", reward=1.0, done=True)])
+    metrics = {"mean_return": 1.0, "num_steps": 1}
+    older = session.to_dict()  # an older app's full trace: the session alone
+    newer = {**older, "session_trace": {"session_id": "s1", "session_time_steps": []}}
+    for trace in (older, newer):
+        result, read = _read_response({"metrics": metrics, "trace": trace}, 0, 0.1)
+        assert read.to_dict() == older and result.ok
+    with pytest.raises((ValueError, KeyError, TypeError)):  # any other unknown key is still refused
+        _read_response({"metrics": metrics, "trace": {**older, "other": 1}}, 0, 0.1)

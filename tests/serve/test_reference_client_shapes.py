@@ -107,10 +107,16 @@ def test_the_structured_trace_holds_the_session_in_the_v3_shape(make_client):
     assert session["outcome_rewards"][0]["reward_metadata"]["score"] == data["metrics"]["outcome_score"] == 1.0
 
 
-def test_the_full_trace_is_still_proofgyms_session(make_client):
+def test_the_full_trace_is_proofgyms_session_with_the_v3_session_trace_beside(make_client):
     body = rollout_body(record={"return_trace": True, "trace_format": "full"})
     trace = make_client().post("/rollout", json=body).json()["trace"]
-    assert SessionTrace.from_dict(trace).steps
+    v3 = trace.pop("session_trace")
+    session = SessionTrace.from_dict(trace)  # the rest is proofgym's session, and only that
+    assert session.steps and v3["session_id"] == session.session_id
+    assert len(v3["session_time_steps"]) == len(session.steps) and v3["outcome_rewards"]
+    structured = make_client().post("/rollout", json=rollout_body(
+        record={"return_trace": True, "trace_format": "structured"})).json()["trace"]["session_trace"]
+    assert set(v3) == set(structured)  # the same converter's shape
 
 
 def test_the_model_a_policy_without_one_was_sent_is_recorded(make_client, stored):

@@ -56,6 +56,7 @@ def checked(venv, app, model):
         "one": ("task_info", "3"), "many": ("task_info", "0,1,2"), "none": ("task_info", ""),
         "info": ("info", ""), "aliases": ("aliases", f"old-key,{KEY}"),
         "eval": ("rollout", rollout_request(1)),
+        "full": ("rollout", rollout_request(1, trace_format="full")),
         "rl": ("rollout", rollout_request(0, mode="rl", policy_name="openai", config={"inference_url": cid_url})),
     }, api_key=KEY)
 
@@ -120,6 +121,19 @@ def test_an_eval_rollout_without_an_inference_url_parses_and_its_trace_stores(ch
     assert len(session["session_time_steps"]) == trajectory["length"] == len(trajectory["steps"])
     assert session["outcome_rewards"][0]["total_steps"] == trajectory["length"]
     # Stored as synth-ai eval stores it: its loader, then its trace database.
+    assert rollout["stored"] == {"session_traces": 1, "session_timesteps": trajectory["length"],
+                                "events": 2 * trajectory["length"],
+                                "messages": len(session["markov_blanket_message_history"])}
+
+
+def test_a_full_trace_carries_a_session_trace_synth_ai_stores_with_its_timesteps(checked):
+    rollout = result(checked, "full")
+    response = rollout["response"]
+    trajectory = response["trajectories"][0]
+    trace = response["trace"]
+    assert trace["steps"] and len(trace["steps"]) == trajectory["length"]  # proofgym's own session
+    session = trace["session_trace"]
+    assert len(session["session_time_steps"]) == trajectory["length"]
     assert rollout["stored"] == {"session_traces": 1, "session_timesteps": trajectory["length"],
                                 "events": 2 * trajectory["length"],
                                 "messages": len(session["markov_blanket_message_history"])}

@@ -115,7 +115,11 @@ def _read_response(data: Mapping[str, Any], seed: int, elapsed: float) -> tuple[
     metrics = data["metrics"]
     metadata = data.get("pipeline_metadata") or {}
     trace = data.get("trace")
-    session = SessionTrace.from_dict(trace) if isinstance(trace, Mapping) and "steps" in trace else None
+    session = None
+    if isinstance(trace, Mapping) and "steps" in trace:
+        # A full trace: proofgym's session, and beside it (a task app of proofgym serve) the same session in the
+        # reference's v3 shape as ``session_trace``, dropped here; an older app's trace has no such key.
+        session = SessionTrace.from_dict({key: value for key, value in trace.items() if key != "session_trace"})
     tokens = None
     if session is not None:
         tokens = sum((call.prompt_tokens or 0) + (call.completion_tokens or 0)

@@ -180,7 +180,8 @@ TRACE_FORMATS: tuple[str, ...] = ("compact", "structured", "full")
 class RecordConfig(_Request):
     """What the response carries: ``trajectories`` (the steps), and the trace when ``return_trace``:
     ``compact`` (a summary), ``structured`` (the summary and the session in the reference's v3 trace
-    shape, ``session_trace``) or ``full`` (proofgym's whole session, as its trace store holds it).
+    shape, ``session_trace``) or ``full`` (proofgym's whole session, as its trace store holds it, and
+    the same ``session_trace`` as one more top-level key).
     Log-probabilities and values are not produced by this app; asking for them is an error rather
     than a silently missing field."""
 
@@ -301,7 +302,10 @@ class RolloutResponse(BaseModel):
 
     ``status`` is the session's (``ok``, ``error``, ``timeout``, ``cancelled``); ``aborted`` is true
     unless it is ``ok``, and ``error`` then says why. ``trace`` is present when the request asked
-    for it. ``trace_correlation_id`` is the id the session is stored under.
+    for it, in the format asked (``record.trace_format``): ``compact``, a summary; ``structured``, the
+    summary and ``session_trace``, the session in the reference's v3 trace shape; ``full``, proofgym's
+    whole session and the same ``session_trace`` beside it. ``trace_correlation_id`` is the id the
+    session is stored under.
     """
 
     run_id: str

@@ -24,8 +24,9 @@ correlation id.
 **Traces** (``record.return_trace``): ``compact`` is a summary of the session: ids, status, sizes, rewards and
 token counts (:func:`compact_trace`); ``structured`` is that summary with ``format: "structured"`` and
 ``session_trace``, the session in the reference's v3 trace shape (:mod:`proofgym.serve._session_trace`), which
-is what the reference's eval client stores; ``full`` is proofgym's own session (``SessionTrace.to_dict()``),
-what ``proofgym eval`` stores and ``proofgym traces`` reads.
+is what the reference's eval client stores; ``full`` is proofgym's own session (``SessionTrace.to_dict()``,
+what ``proofgym eval`` stores and ``proofgym traces`` reads) with the same v3 ``session_trace`` as one more
+top-level key (a reader of proofgym's session drops that key before ``SessionTrace.from_dict``).
 """
 
 from __future__ import annotations
@@ -161,13 +162,14 @@ def build_response(request: RolloutRequest, session: SessionTrace, *, env_name: 
         **echo,
     )
     trace = None
-    if trace_format == "full":
-        trace = session.to_dict()
-    elif trace_format == "compact":
+    if trace_format == "compact":
         trace = compact_trace(session)
-    elif trace_format == "structured":
-        trace = {**compact_trace(session), "format": "structured",
-                 "session_trace": session_trace_v3(session, lambda step: tool_calls(step, data), data=data)}
+    elif trace_format in ("structured", "full"):
+        v3 = session_trace_v3(session, lambda step: tool_calls(step, data), data=data)
+        if trace_format == "full":
+            trace = {**session.to_dict(), "session_trace": v3}
+        else:
+            trace = {**compact_trace(session), "format": "structured", "session_trace": v3}
     return RolloutResponse(
         run_id=request.run_id,
         trajectories=[trajectory],
