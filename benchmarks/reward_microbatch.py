@@ -13,8 +13,11 @@ request its own batch). Printed: the median of ``--runs`` runs (after a warm-up)
 cost of one-sample requests (and the fastest run of each against the other's: on a machine whose other load
 comes and goes, the closest to the cost without it). Target: within 1.5x with micro-batching on.
 
-The client runs on the server's machine, so its CPU competes with the server's: ``--client raw`` (the default)
-spends a few microseconds per request; ``aiohttp`` (OpenRLHF's library) about as much as the server does.
+The client runs on the server's machine, so its CPU competes with the server's (on 2 cores, with the server's
+threads): ``--client raw`` (the default) reads each answer's head in one read, about 0.06 ms of client CPU per
+one-sample request against the server's 0.2; ``aiohttp`` (OpenRLHF's library) spends about as much as the server
+does. Each row also prints the CPU both spent per sample (server: user + system of its process, from /proc, in
+clock ticks; client: this process), for the many requests and for the one.
 
     python benchmarks/reward_microbatch.py [--runs 5] [--requests 256] [--latency 0.05] \
         [--client raw|aiohttp|aiohttp-fresh]
@@ -27,6 +30,7 @@ import asyncio
 import json
 import math
 import multiprocessing
+import os
 import statistics
 import sys
 import time
@@ -76,15 +80,12 @@ class RawClient:
         data = json.dumps(body).encode()
         reader, writer = self.idle.pop() if self.idle else await asyncio.open_connection("127.0.0.1", self.port)
         writer.write(self.head + b"Content-Length: %d\r\n\r\n" % len(data) + data)
-        status = await reader.readline()
-        length = 0
-        while (line := await reader.readline()) not in (b"\r\n", b""):
-            name, _, value = line.partition(b":")
-            if name.strip().lower() == b"content-length":
-                length = int(value)
+        head = (await reader.readuntil(b"\r\n\r\n")).lower()  # one read of the status line and headers
+        start = head.find(b"\r\ncontent-length:")
+        length = int(head[start + 17:head.index(b"\r\n", start + 2)]) if start >= 0 else 0
         answer = json.loads(await reader.readexactly(length))
-        if b" 200 " not in status:
-            raise RuntimeError(f"{status.decode().strip()}: {answer}")
+        if not head.startswith(b"http/1.1 200 "):
+            raise RuntimeError(f"{head.splitlines()[0].decode()}: {answer}")
         self.idle.append((reader, writer))
         return answer["rewards"]
 
@@ -136,8 +137,27 @@ async def _wait_ready(port: int, process: multiprocessing.Process) -> None:
             await asyncio.sleep(0.05)
 
 
-async def measure(port: int, args: argparse.Namespace) -> tuple[list[float], list[float]]:
-    """Seconds of each run: (many one-sample requests, one request of all the samples)."""
+class Cpu:
+    """CPU seconds spent in each mode by the client (this process) and by the server (``pid``)."""
+
+    def __init__(self, pid: int) -> None:
+        self.pid = pid
+        self.client = {"many": 0.0, "one": 0.0}
+        self.server: dict[str, float | None] = {"many": 0.0, "one": 0.0}
+
+    def start(self) -> tuple[float, float | None]:
+        return time.process_time(), process_cpu_s(self.pid)
+
+    def add(self, mode: str, started: tuple[float, float | None]) -> None:
+        client, server = started
+        self.client[mode] += time.process_time() - client
+        now = process_cpu_s(self.pid)
+        total = self.server[mode]
+        self.server[mode] = None if now is None or server is None or total is None else total + now - server
+
+
+async def measure(port: int, args: argparse.Namespace, cpu: Cpu) -> tuple[list[float], list[float]]:
+    """Seconds of each run: (many one-sample requests, one request of all the samples); CPU into ``cpu``."""
     path = f"/get_reward?key={KEY}"
     client = RawClient(port, path) if args.client == "raw" else \
         AiohttpClient(f"http://127.0.0.1:{port}{path}", args.client == "aiohttp-fresh")
@@ -150,17 +170,21 @@ async def measure(port: int, args: argparse.Namespace) -> tuple[list[float], lis
 
             async def many_requests(base: int = base) -> float:
                 bodies = [{"query": [prompt + completion(base + i)], "prompts": [prompt]} for i in range(n)]
-                start = time.perf_counter()
+                used, start = cpu.start(), time.perf_counter()
                 rewards = await asyncio.gather(*(client.post(body) for body in bodies))
                 seconds = time.perf_counter() - start
+                if run:
+                    cpu.add("many", used)
                 assert all(len(r) == 1 for r in rewards)
                 return seconds
 
             async def one_request(base: int = base + n) -> float:
                 body = {"query": [prompt + completion(base + i) for i in range(n)], "prompts": [prompt] * n}
-                start = time.perf_counter()
+                used, start = cpu.start(), time.perf_counter()
                 rewards = await client.post(body)
                 seconds = time.perf_counter() - start
+                if run:
+                    cpu.add("one", used)
                 assert len(rewards) == n
                 return seconds
 
@@ -179,16 +203,29 @@ async def measure(port: int, args: argparse.Namespace) -> tuple[list[float], lis
     return many, one
 
 
-def run_server_mode(batch_window_s: float, args: argparse.Namespace, port: int) -> tuple[list[float], list[float]]:
+def run_server_mode(batch_window_s: float, args: argparse.Namespace, port: int
+                    ) -> tuple[list[float], list[float], Cpu]:
     context = multiprocessing.get_context("spawn")
     process = context.Process(target=serve, args=(port, batch_window_s, args), daemon=True)
     process.start()
     try:
         asyncio.run(_wait_ready(port, process))
-        return asyncio.run(measure(port, args))
+        cpu = Cpu(process.pid)
+        many, one = asyncio.run(measure(port, args, cpu))
+        return many, one, cpu
     finally:
         process.terminate()
         process.join(30)
+
+
+def process_cpu_s(pid: int) -> float | None:
+    """CPU seconds (user + system, all threads) the process ``pid`` has used so far; ``None`` off Linux."""
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            fields = stat.read().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def _free_port() -> int:
@@ -225,12 +262,17 @@ def main() -> None:
     rows = [(f"micro-batching {args.batch_window_s * 1000:g} ms", args.batch_window_s), ("micro-batching off", 0.0)]
     ratios = {}
     for label, window in rows:
-        many, one = run_server_mode(window, args, _free_port())
+        many, one, cpu = run_server_mode(window, args, _free_port())
         many_ms, one_ms = statistics.median(many) * 1000, statistics.median(one) * 1000
         ratios[label] = many_ms / one_ms
         print(f"{label:<30} {many_ms:>14.1f} {one_ms:>14.1f} {ratios[label]:>10.2f}x {min(many) / min(one):>11.2f}x")
         print(f"{'':<30} runs: many " + " ".join(f"{s * 1000:.0f}" for s in many) + " / one " +
               " ".join(f"{s * 1000:.0f}" for s in one))
+        samples = args.runs * args.requests
+        server = " / ".join("n/a" if cpu.server[mode] is None else f"{cpu.server[mode] * 1000 / samples:.3f}"
+                            for mode in ("many", "one"))
+        client = " / ".join(f"{cpu.client[mode] * 1000 / samples:.3f}" for mode in ("many", "one"))
+        print(f"{'':<30} CPU ms per sample, many / one: server {server}, client {client}")
     on, off = (ratios[label] for label, _ in rows)
     print(f"\nmicro-batching: {args.requests} one-sample requests take {on:.2f}x one batched request "
           f"(target <= 1.5x), against {off:.2f}x without it")

@@ -176,7 +176,7 @@ def test_the_defaults_are_the_documented_ones():
     reward_options = _option_defaults(serve_reward_command)
     assert (reward_options["header_timeout_s"], reward_options["body_timeout_s"], reward_options["max_connections"]) \
         == (_openrlhf.DEFAULT_HEADER_TIMEOUT_S, _openrlhf.DEFAULT_BODY_TIMEOUT_S, _openrlhf.DEFAULT_MAX_CONNECTIONS) \
-        == (10.0, 60.0, 64)
+        == (10.0, 60.0, 1024)
 
 
 def test_the_protocol_travels_to_spawned_workers():

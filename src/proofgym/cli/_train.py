@@ -94,7 +94,7 @@ def serve_reward_command(
     log_level: str = typer.Option("info", "--log-level", help="uvicorn log level."),
     header_timeout_s: float = header_timeout_option(),
     body_timeout_s: float = body_timeout_option(60.0),
-    max_connections: int = max_connections_option(64, "held"),
+    max_connections: int = max_connections_option(1024, "held"),
     batch_window_s: float = typer.Option(
         0.005, "--batch-window-s", min=0.0, max=1.0,
         help="Micro-batching: requests arriving within this many seconds of the oldest waiting one are verified "
@@ -107,8 +107,9 @@ def serve_reward_command(
     The API key comes from PROOFGYM_API_KEY (or ENVIRONMENT_API_KEY); without one the server only binds a
     loopback address. OpenRLHF sends no headers: give it the key in the URL, --reward.remote_url
     http://host:8001/get_reward?key=$PROOFGYM_API_KEY (the key is never logged). Other clients may send it
-    as X-API-Key or Authorization: Bearer. OpenRLHF opens a connection per sample: set --max-connections to
-    at least the samples it awaits rewards for at once (beyond it they get 503 and retry a second later).
+    as X-API-Key or Authorization: Bearer. OpenRLHF opens a connection per sample: --max-connections (default
+    1024) must be at least the samples it awaits rewards for at once (beyond it they get 503 and retry a second
+    later); the open-file limit is raised to hold them, or the cap lowered under it with a warning.
     """
     from proofgym.integrations import reward_api_key, serve_reward
 

@@ -33,7 +33,11 @@
   guard), JSON that does not parse, fields of the wrong type, lists longer than ``max_items`` (refused before
   validation), labels that carry no reference. A failure of the reward path is a JSON 500 for its request.
 - ``POST /get_reward`` is answered straight from ASGI (FastAPI publishes it): FastAPI's per-request machinery
-  costs more than a one-sample answer.
+  costs more than a one-sample answer. A well-formed body (lists of strings of one length) is taken without the
+  pydantic model, which validates (and names the fields of) every other body; the answer's JSON is written
+  without the response model (the same bytes). ``GET /health`` and the rest are FastAPI's.
+- ``max_connections`` (default 1024, a connection per sample OpenRLHF awaits) fits the open-file limit:
+  :func:`serve_reward` raises the soft ``RLIMIT_NOFILE`` as far as the hard one, else lowers the cap, with a warning.
 
 fastapi and uvicorn are imported inside the functions that need them.
 """
@@ -49,11 +53,13 @@ import re
 from collections.abc import Mapping
 from contextlib import asynccontextmanager
 from typing import Any
+from urllib.parse import unquote_plus
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from proofgym.core import bounded_json
 from proofgym.integrations._labels import label_text
-from proofgym.integrations._metrics import COMPONENTS, item_breakdown
+from proofgym.integrations._metrics import COMPONENTS
 from proofgym.integrations._microbatch import MicroBatcher
 from proofgym.parsers import response_text
 from proofgym.rewards import Reference, RewardFunction
@@ -63,10 +69,13 @@ DEFAULT_MAX_ITEMS = 16_384
 #: A body of up to 64 MiB must arrive within this (about 1.1 MB/s); headers within 10 s, as for the task app.
 DEFAULT_BODY_TIMEOUT_S = 60.0
 DEFAULT_HEADER_TIMEOUT_S = 10.0
-#: Connections held at once: 8x the 8 scoring calls run at once. OpenRLHF 0.11.2 posts every sample on a
-#: connection of its own (an aiohttp session per request), and a 503 costs it a 1 s retry: serve it with
-#: ``max_connections`` at least the samples it has awaiting their rewards at once.
-DEFAULT_MAX_CONNECTIONS = 64
+#: Connections held at once. OpenRLHF 0.11.2 posts every sample on a connection of its own (an aiohttp session per
+#: request), and a 503 at the cap costs it a 1 s retry: the cap must cover the samples it awaits rewards for at
+#: once (a GRPO step's rollouts). Each connection is a file descriptor: :func:`serve_reward` raises the soft
+#: ``RLIMIT_NOFILE`` (up to the hard one) to hold them, or lowers the cap under it, with a warning.
+DEFAULT_MAX_CONNECTIONS = 1024
+#: Descriptors kept beside the connections: the listening socket, logs, the verifiers' own connections and files.
+FD_HEADROOM = 256
 #: Environment variables read for the server's API key, first non-empty wins.
 API_KEY_ENV_VARS = ("PROOFGYM_API_KEY", "ENVIRONMENT_API_KEY")
 #: How long concurrent requests are gathered into one verification batch: a few ms against a verifier round
@@ -152,19 +161,39 @@ def parse_label(label: Any, index: int) -> Reference:
 
 def build_response(items: list[Any], *, invalid_fill: float) -> RewardResponse:
     """The OpenRLHF answer for scored items."""
+    return RewardResponse(**response_content(items, invalid_fill=invalid_fill))
+
+
+def response_content(items: list[Any], *, invalid_fill: float) -> dict[str, Any]:
+    """:func:`build_response`'s content as plain JSON values (every number a float), without the model."""
     rewards, scores = [], []
-    logs: dict[str, list[float]] = {name: [] for name in (*COMPONENTS, "invalid", "abstained", "format_error")}
+    logs: dict[str, list[float]] = {name: [] for name in _LOG_NAMES}
     for item in items:
         reward = invalid_fill if item.reward is None else float(item.reward)
-        breakdown = item_breakdown(item, reward)
+        components = item.components
         rewards.append(reward)
-        scores.append(breakdown["correct"])
         for name in COMPONENTS:
-            logs[name].append(breakdown[name])
+            logs[name].append(float(components.get(name, 0.0)))
+        scores.append(logs["correct"][-1])
         logs["invalid"].append(float(item.outcome == "invalid"))
-        logs["abstained"].append(breakdown["abstained"])
+        logs["abstained"].append(float(item.reward is None))
         logs["format_error"].append(float(item.outcome == "format_error"))
-    return RewardResponse(rewards=rewards, scores=scores, extra_logs=logs)
+    return {"rewards": rewards, "scores": scores, "extra_logs": logs}
+
+
+def response_bytes(content: dict[str, Any]) -> bytes:
+    """A 200's body: finite numbers only (``response_content`` of a finite ``invalid_fill``), so the plain encoder,
+    as Starlette's ``JSONResponse`` renders it."""
+    return _ENCODE(content).encode()
+
+
+def _safe_bytes(content: Any) -> bytes:
+    """Any content as JSON (``proofgym.serve.SafeJSONResponse``'s body): what it cannot encode, bounded first."""
+    return json.dumps(bounded_json(content), ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode()
+
+
+_LOG_NAMES = (*COMPONENTS, "invalid", "abstained", "format_error")
+_ENCODE = json.JSONEncoder(ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode
 
 
 def redact_key(text: str) -> str:
@@ -175,16 +204,16 @@ def redact_key(text: str) -> str:
 def _take_key_parameters(scope: dict[str, Any]) -> list[str]:
     """The ``key`` parameters of the request's query string, removed from it (in place: uvicorn's access log
     prints this scope's query string)."""
-    from urllib.parse import unquote_plus
-
     query: bytes = scope.get("query_string") or b""
     if not query:
         return []
     keys, kept = [], []
     for part in query.split(b"&"):
         name, _, value = part.partition(b"=")
-        if unquote_plus(name.decode("latin-1")) == KEY_PARAMETER:
-            keys.append(unquote_plus(value.decode("latin-1"), encoding="utf-8", errors="surrogateescape"))
+        if name == b"key" or unquote_plus(name.decode("latin-1")) == KEY_PARAMETER:
+            # Most keys need no decoding: the unquoting only where an escape or a '+' is.
+            keys.append(value.decode("latin-1") if value.isalnum() else
+                        unquote_plus(value.decode("latin-1"), encoding="utf-8", errors="surrogateescape"))
         else:
             kept.append(part)
     if keys:
@@ -336,29 +365,31 @@ def create_reward_app(source: Any, *, api_key: str | None = None, invalid_fill: 
         except (ValueError, RecursionError) as exc:  # not JSON, not UTF-8, or past a limit of the parser's
             return 422, {"detail": [{"loc": ["body"], "msg": f"the body is not valid JSON: {exc}",
                                      "type": "json_invalid"}]}
-        # Before validation, which would describe each of a million wrong items.
-        too_long = [{"loc": ["body", key], "type": "too_long",
-                     "msg": f"{len(data[key])} items, the limit is {max_items} per request"}
-                    for key in RewardRequest.model_fields
-                    if isinstance(data, dict) and isinstance(data.get(key), list) and len(data[key]) > max_items]
-        if too_long:
-            return 422, {"detail": too_long}
-        try:
-            parsed = RewardRequest.model_validate(data)
-        except ValidationError as exc:
-            return 422, {"detail": [{"loc": ["body", *err["loc"]], "msg": err["msg"], "type": err["type"]}
-                                    for err in exc.errors(include_url=False, include_input=False)]}
-        labels = parsed.labels if parsed.labels is not None else [None] * len(parsed.query)
+        query, prompts, labels = _well_formed(data, max_items)
+        if query is None:  # something is wrong with it: the checks that say what
+            # Before validation, which would describe each of a million wrong items.
+            too_long = [{"loc": ["body", key], "type": "too_long",
+                         "msg": f"{len(data[key])} items, the limit is {max_items} per request"}
+                        for key in RewardRequest.model_fields
+                        if isinstance(data, dict) and isinstance(data.get(key), list) and len(data[key]) > max_items]
+            if too_long:
+                return 422, {"detail": too_long}
+            try:
+                parsed = RewardRequest.model_validate(data)
+            except ValidationError as exc:
+                return 422, {"detail": [{"loc": ["body", *err["loc"]], "msg": err["msg"], "type": err["type"]}
+                                        for err in exc.errors(include_url=False, include_input=False)]}
+            query, prompts, labels = parsed.query, parsed.prompts, parsed.labels
         references, errors = [], []
-        for i, label in enumerate(labels):
+        for i, label in enumerate(labels if labels is not None else [None] * len(query)):
             try:
                 references.append(parse_label(label, i))
             except ValueError as exc:
                 errors.append({"loc": ["body", "labels", i], "msg": str(exc), "type": "value_error"})
         if errors:
             return 422, {"detail": errors}
-        items = await scored(list(zip(parsed.query, parsed.prompts, references)))
-        return 200, build_response(items, invalid_fill=invalid_fill).model_dump()
+        items = await scored(list(zip(query, prompts, references)))
+        return 200, response_content(items, invalid_fill=invalid_fill)
 
     # The body is read and validated by answer(), not by FastAPI, so that its size limit (enforced by the guard)
     # comes before parsing and every error names its field path; its schema is published by reward_contract.
@@ -372,6 +403,19 @@ def create_reward_app(source: Any, *, api_key: str | None = None, invalid_fill: 
         get_reward)
     return RewardGuard(app, api_key=api_key, max_body_bytes=max_body_bytes, body_timeout_s=body_timeout_s,
                        handler=_RewardRoute(app, answer))
+
+
+def _well_formed(data: Any, max_items: int) -> tuple[Any, Any, Any]:
+    """``(query, prompts, labels)`` of a body that :class:`RewardRequest` accepts as it is (lists of strings of
+    one length, within ``max_items``; labels a list of that length, or null or absent), without the model: the
+    one-sample request OpenRLHF sends many of. ``(None, None, None)`` otherwise (the model says what is wrong)."""
+    if type(data) is dict:
+        query, prompts, labels = data.get("query"), data.get("prompts"), data.get("labels")
+        if type(query) is list and type(prompts) is list and len(query) == len(prompts) <= max_items \
+                and (labels is None or (type(labels) is list and len(labels) == len(query))) \
+                and all(type(text) is str for text in query) and all(type(text) is str for text in prompts):
+            return query, prompts, labels
+    return None, None, None
 
 
 def _response(status: int, content: dict[str, Any]) -> Any:
@@ -390,7 +434,9 @@ class _RewardRoute:
 
     OpenRLHF sends a request per sample: FastAPI's routing, middleware and dependency machinery cost more
     than the answer itself (about 0.2 ms of a 0.3 ms request), which on hundreds of one-sample requests per
-    step is the difference between matching one batched request and being several times slower.
+    step is the difference between matching one batched request and being several times slower. The answer is
+    two ASGI messages with its JSON bytes (``content-length``, ``content-type: application/json``), as
+    Starlette's ``JSONResponse`` would send them, without building one.
     """
 
     def __init__(self, app: Any, answer: Any) -> None:
@@ -414,7 +460,11 @@ class _RewardRoute:
             logger.exception("scoring a reward request failed")
             status, content = 500, {"detail": f"the reward server failed to score this request: "
                                               f"{type(exc).__name__}"}
-        await _response(status, content)(scope, receive, send)
+        # The messages of an error may quote what the client sent (a label's text): encodable whatever it holds.
+        body = response_bytes(content) if status == 200 else _safe_bytes(content)
+        await send({"type": "http.response.start", "status": status,
+                    "headers": [(b"content-length", b"%d" % len(body)), (b"content-type", b"application/json")]})
+        await send({"type": "http.response.body", "body": body})
 
 
 def _check_batching(batch_window_s: Any, batch_max_items: Any) -> None:
@@ -424,6 +474,33 @@ def _check_batching(batch_window_s: Any, batch_max_items: Any) -> None:
                          f"{MAX_BATCH_WINDOW_S:g}, got {batch_window_s!r}")
     if isinstance(batch_max_items, bool) or not isinstance(batch_max_items, int) or batch_max_items < 1:
         raise ValueError(f"batch_max_items must be an integer of at least 1, got {batch_max_items!r}")
+
+
+def connections_within_fd_limit(max_connections: int, *, headroom: int = FD_HEADROOM) -> int:
+    """``max_connections``, once this process may open that many descriptors and ``headroom`` more: the soft
+    ``RLIMIT_NOFILE`` is raised (as far as the hard limit) when it is lower. Where the hard limit is too low, the
+    connections it leaves room for, with a warning (at least 1)."""
+    try:
+        import resource
+    except ImportError:  # pragma: no cover - not POSIX: no limit to read
+        return max_connections
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    needed = max_connections + headroom
+    if soft == resource.RLIM_INFINITY or soft >= needed:
+        return max_connections
+    target = needed if hard == resource.RLIM_INFINITY else min(needed, hard)
+    try:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
+        soft = target
+    except (ValueError, OSError) as exc:
+        logger.warning("could not raise the open-file limit from %d to %d: %s", soft, target, exc)
+    if soft >= needed:
+        return max_connections
+    capped = max(1, soft - headroom)
+    logger.warning("max_connections lowered from %d to %d: the open-file limit (RLIMIT_NOFILE %d, hard %s) leaves "
+                   "room for no more (raise it with ulimit -n)", max_connections, capped, soft,
+                   "unlimited" if hard == resource.RLIM_INFINITY else hard)
+    return capped
 
 
 def serve_reward(source: Any, *, host: str = "127.0.0.1", port: int = 8001, api_key: str | None = None,
@@ -438,8 +515,9 @@ def serve_reward(source: Any, *, host: str = "127.0.0.1", port: int = 8001, api_
     ``--reward.remote_url http://host:8001/get_reward?key=<key>`` (never logged). Slow clients get 408 (headers
     not complete ``header_timeout_s`` seconds after the connection opened or the previous response, a body not
     arrived ``body_timeout_s`` after its headers) and are disconnected; at most ``max_connections`` connections
-    are held (beyond them: 503). Concurrent requests arriving within ``batch_window_s`` seconds (0: off) are
-    verified as one batch of at most ``batch_max_items`` samples (see :func:`create_reward_app`)."""
+    are held (beyond them: 503), the open-file limit raised to hold them (:func:`connections_within_fd_limit`).
+    Concurrent requests arriving within ``batch_window_s`` seconds (0: off) are verified as one batch of at most
+    ``batch_max_items`` samples (see :func:`create_reward_app`)."""
     import uvicorn
 
     from proofgym.serve import is_loopback, uvicorn_limits
@@ -447,8 +525,10 @@ def serve_reward(source: Any, *, host: str = "127.0.0.1", port: int = 8001, api_
     if api_key is None and not is_loopback(host):
         raise ValueError(f"refusing to serve on {host} without an API key: set PROOFGYM_API_KEY (or "
                          "ENVIRONMENT_API_KEY), or listen on 127.0.0.1")
+    max_connections = connections_within_fd_limit(max_connections)
     limits = uvicorn_limits(header_timeout_s=header_timeout_s, max_connections=max_connections)
     app = create_reward_app(source, api_key=api_key, invalid_fill=invalid_fill, max_body_bytes=max_body_bytes,
                             body_timeout_s=body_timeout_s, batch_window_s=batch_window_s,
                             batch_max_items=batch_max_items)
-    uvicorn.run(app, host=host, port=port, log_level=log_level, **limits)
+    # No Server header: one header less to write per response (OpenRLHF sends a request per sample).
+    uvicorn.run(app, host=host, port=port, log_level=log_level, server_header=False, **limits)
