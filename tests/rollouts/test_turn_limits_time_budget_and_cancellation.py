@@ -5,8 +5,9 @@ import time
 
 import pytest
 
-from proofgym.policies import ScriptedPolicy
+from proofgym.policies import PolicyReply, ScriptedPolicy
 from proofgym.rollouts import run_rollout
+from proofgym.traces import LMCallEvent
 
 from ._support import CounterEnv, RecordingPolicy, call, sleep_forever
 
@@ -108,3 +109,35 @@ def test_an_environment_still_being_built_when_cancelled_is_closed_once_built():
     finally:
         ENVIRONMENTS.unregister("slow-build-rollout-test")
     assert CounterEnv.instances[0].closed_at is not None
+
+
+def _model_call(action, attempts=1):
+    """A reply as a model-backed policy makes it: ``attempts`` recorded HTTP attempts (retries) for one call."""
+    return PolicyReply(action, {"role": "assistant", "content": str(action)},
+                       lm_calls=[LMCallEvent(model="m", prompt_tokens=1, completion_tokens=1)] * attempts)
+
+
+def test_max_lm_calls_ends_the_episode_truncated_once_the_model_was_called_that_often(counter_env):
+    policy = RecordingPolicy([_model_call(ADD), _model_call(ADD, attempts=3), _model_call(ADD)])
+    result = asyncio.run(run_rollout(counter_env, seed=9, policy=policy, max_lm_calls=2))
+    last = result.session.steps[-1]
+    assert len(policy.requests) == 2  # the third call was never made; a retried call counts once
+    assert result.length == 2 and last.truncated and last.done and last.env_event.truncated
+    assert result.status == "ok" and result.outcome_score == 0.0
+    assert CounterEnv.instances[0].closed_at is not None
+
+
+def test_max_lm_calls_does_not_stop_an_episode_that_ends_first_or_a_policy_that_calls_no_model(counter_env):
+    finish = {"tool": "finish", "args": {}}
+    result = asyncio.run(run_rollout(counter_env, seed=1, policy=RecordingPolicy(
+        [_model_call(ADD), _model_call(finish)]), max_lm_calls=2))
+    assert result.length == 2 and not result.session.steps[-1].truncated and result.outcome_score == 1.0
+    scripted = asyncio.run(run_rollout(counter_env, seed=2, policy=ScriptedPolicy([ADD, ADD, finish]),
+                                       max_lm_calls=1))
+    assert scripted.length == 3 and scripted.outcome_score == 1.0
+
+
+@pytest.mark.parametrize("bad", [0, -1, True, 1.5, "2"])
+def test_max_lm_calls_must_be_a_positive_integer(counter_env, bad):
+    with pytest.raises(ValueError, match="max_lm_calls"):
+        asyncio.run(run_rollout(counter_env, seed=1, policy=ScriptedPolicy([ADD]), max_lm_calls=bad))

@@ -197,6 +197,13 @@ def test_the_default_apps_schema_takes_the_readmes_request(client):
     {"mode": "eval", "policy": {"policy_name": "scripted", "config": {"actions": [], "inference_url": ""}}},
     {"mode": "eval", "policy": {"policy_name": "oracle"}},
     {"trace_correlation_id": "trace_42"},
+    # The reference's policy-config keys, for a policy that calls a model and for those that do not.
+    {"policy": {"policy_name": "openai", "config": {"model": "m", "inference_url": "http://h/v1?cid=t",
+                                                    "provider": "groq", "max_llm_calls": 3}}},
+    {"mode": "eval", "policy": {"policy_name": "oracle", "config": {"model": "m", "provider": "openai",
+                                                                    "max_llm_calls": 2.0}}},
+    {"mode": "eval", "policy": {"policy_name": "scripted", "config": {"actions": [], "provider": "vllm",
+                                                                      "max_llm_calls": None, "model": None}}},
 ])
 def test_the_schema_and_the_app_both_accept(client, changes):
     body = _reference_request(**changes)
@@ -218,6 +225,11 @@ def test_the_schema_and_the_app_both_accept(client, changes):
                                                     "api_key_env": "ENVIRONMENT_API_KEY"}}},
     {"policy": {"policy_name": "oracle", "config": {"env_name": "loan"}}},
     {"ops": ["env"]}, {"record": {"logprobs": 0}}, {"run_id": "a\x00b"},
+    *({"policy": {"policy_name": name, "config": {**config, key: value}}}
+      for name, config in (("oracle", {}), ("openai", {"model": "m", "inference_url": "http://h/v1"}))
+      for key, value in (("provider", ""), ("provider", "p" * 65), ("provider", "has space"), ("provider", 7),
+                         ("max_llm_calls", 0), ("max_llm_calls", "3"), ("max_llm_calls", 1.5),
+                         ("max_llm_calls", True), ("max_llm_calls", 100_001))),
 ])
 def test_the_schema_and_the_app_both_refuse(client, changes):
     body = _reference_request(**{"mode": "eval", **changes})

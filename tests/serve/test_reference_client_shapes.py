@@ -14,7 +14,7 @@ from proofgym.serve._auth import key_matches, presented_keys
 from proofgym.serve._response import tool_calls
 from proofgym.traces import EnvEvent, SessionTrace, StepTrace
 
-from ._support import rollout_body
+from ._support import AND_GATE, ScriptedModelServer, rollout_body, write_file
 
 KEY = "test-key"
 
@@ -124,3 +124,36 @@ def test_the_model_a_policy_without_one_was_sent_is_recorded(make_client, stored
     assert make_client().post("/rollout", json=body).status_code == 200
     [session] = stored().list_sessions(run_id="with-model")
     assert stored().get_session(session.session_id).metadata["model"] == "gpt-x"
+
+
+def test_max_llm_calls_caps_the_model_calls_and_provider_is_recorded_only(make_client, stored):
+    actions = [write_file(AND_GATE, f"f{i}.v") for i in range(4)]
+    with ScriptedModelServer(actions) as model:
+        body = rollout_body(policy_name="openai", run_id="capped", policy_config={
+            "model": "m", "inference_url": model.url + "?cid=trace_cap", "provider": "groq", "max_llm_calls": 2})
+        response = make_client("verilog").post("/rollout", json=body)
+        assert response.status_code == 200, response.text
+        assert model.queries == ["cid=trace_cap"] * 2  # two calls, to the inference_url whatever the provider
+    data = response.json()
+    trajectory = data["trajectories"][0]
+    assert trajectory["length"] == 2 and trajectory["steps"][-1]["truncated"] is True
+    assert data["status"] == "ok" and data["metrics"]["outcome_score"] == 0.0
+    session = stored().get_session(data["pipeline_metadata"]["session_id"])
+    assert session.steps[-1].truncated and len([c for step in session.steps for c in step.lm_calls]) == 2
+    assert session.metadata["provider"] == "groq" and session.metadata["max_llm_calls"] == 2
+
+
+def test_the_oracle_accepts_provider_and_max_llm_calls_recorded_not_used(make_client, stored):
+    body = rollout_body(run_id="oracle-keys", policy_config={"model": "m", "provider": "openai", "max_llm_calls": 1})
+    data = make_client().post("/rollout", json=body).json()
+    assert data["status"] == "ok" and data["metrics"]["outcome_score"] == 1.0
+    session = stored().get_session(data["pipeline_metadata"]["session_id"])
+    assert session.metadata["provider"] == "openai" and session.metadata["max_llm_calls"] == 1
+
+
+def test_a_bad_provider_or_max_llm_calls_is_a_422_naming_the_field(make_client):
+    client = make_client()
+    for key, value in (("provider", ""), ("provider", "x" * 65), ("max_llm_calls", 0), ("max_llm_calls", "2")):
+        response = client.post("/rollout", json=rollout_body(policy_config={key: value}))
+        assert response.status_code == 422, response.text
+        assert key in json.dumps(response.json()["detail"])

@@ -46,6 +46,7 @@ async def run_rollout(
     env_config: Mapping[str, Any] | None = None,
     max_turns: int | None = None,
     max_time_s: float | None = None,
+    max_lm_calls: int | None = None,
     run_id: str = "adhoc",
     session_id: str | None = None,
     correlation_id: str | None = None,
@@ -60,7 +61,10 @@ async def run_rollout(
     a judge), or on the event loop for an environment whose ``blocking`` attribute is ``False``; the
     environment is closed however the rollout ends. At most ``max_turns`` turns
     (``None``: the environment's own limit); a rollout cut short by it has its last step marked
-    ``truncated``.
+    ``truncated``. ``max_lm_calls`` caps the model calls the same way: a turn whose reply recorded LM calls
+    counts as one (the retries of a failed request are attempts of that one call), and once ``max_lm_calls``
+    such turns were played the episode ends, its last step truncated. A policy that calls no model never
+    reaches it.
 
     Failures are recorded, not raised: a policy reply with an ``error`` is fed back as an error
     observation (the environment still charges the turn); a reply marked ``unavailable`` or an
@@ -76,6 +80,9 @@ async def run_rollout(
         raise TypeError(f"seed must be an int, got {type(seed).__name__}")
     if max_turns is not None and (not isinstance(max_turns, int) or isinstance(max_turns, bool) or max_turns < 1):
         raise ValueError(f"max_turns must be a positive integer or None, got {max_turns!r}")
+    if max_lm_calls is not None and (not isinstance(max_lm_calls, int) or isinstance(max_lm_calls, bool)
+                                     or max_lm_calls < 1):
+        raise ValueError(f"max_lm_calls must be a positive integer or None, got {max_lm_calls!r}")
     if max_time_s is not None and not (isinstance(max_time_s, (int, float)) and math.isfinite(max_time_s)
                                        and max_time_s > 0):
         raise ValueError(f"max_time_s must be a finite number of seconds > 0 or None, got {max_time_s!r}")
@@ -108,7 +115,8 @@ async def run_rollout(
     try:
         try:
             async with budget:
-                await _play(env, worker, policy, session, messages, last, seed=seed, max_turns=max_turns)
+                await _play(env, worker, policy, session, messages, last, seed=seed, max_turns=max_turns,
+                            max_lm_calls=max_lm_calls)
         except TimeoutError:
             if not budget.expired():
                 raise
@@ -133,7 +141,8 @@ async def run_rollout(
 
 
 async def _play(env: Environment, worker: _EnvWorker, policy: Policy, session: SessionTrace,
-                messages: list[dict[str, Any]], last: list[StepResult], *, seed: int, max_turns: int | None) -> None:
+                messages: list[dict[str, Any]], last: list[StepResult], *, seed: int, max_turns: int | None,
+                max_lm_calls: int | None = None) -> None:
     observation: Observation = await worker.call(env.reset, seed)
     tools: list[Mapping[str, Any]] = [dict(tool) for tool in env.tools]
     accepts_text = bool(getattr(env, "accepts_text", False))
@@ -141,9 +150,9 @@ async def _play(env: Environment, worker: _EnvWorker, policy: Policy, session: S
     if isinstance(system, str) and system:
         messages.append({"role": "system", "content": system})
     messages.append({"role": "user", "content": observation.text})
-    turn = 0
+    turn = lm_turns = 0
     while True:
-        if max_turns is not None and turn >= max_turns:
+        if (max_turns is not None and turn >= max_turns) or (max_lm_calls is not None and lm_turns >= max_lm_calls):
             _truncate_last(session)
             return
         turn += 1
@@ -153,6 +162,7 @@ async def _play(env: Environment, worker: _EnvWorker, policy: Policy, session: S
         if not isinstance(reply, PolicyReply):
             raise TypeError(f"policy {session.policy_id!r} returned {type(reply).__name__}, not a PolicyReply")
         lm_calls = [_clean_lm_call(call) for call in reply.lm_calls if isinstance(call, LMCallEvent)]
+        lm_turns += bool(lm_calls)
         if reply.unavailable:
             error = model_text(str(reply.error or "the policy could not act"))
             session.steps.append(StepTrace(index=len(session.steps), observation=observation.to_dict(),

@@ -28,6 +28,7 @@ from proofgym.serve._guard import RequestGuard
 from proofgym.serve._timeouts import DEFAULT_BODY_TIMEOUT_S
 from proofgym.serve._json import SafeJSONResponse
 from proofgym.serve._models import (
+    EVERY_POLICY_KEYS,
     TRACE_FORMATS,
     UNSET_WHEN_NULL,
     HealthResponse,
@@ -59,10 +60,8 @@ DEFAULT_POLICIES: tuple[str, ...] = ("openai", "openai-chat", "vllm", "scripted"
 _SERVER_ONLY_POLICY_KEYS = ("api_key_env",)
 # Policy config keys that become the policy's id in the trace (``openai:<model>``), stored as sent.
 _POLICY_NAMING_KEYS = ("policy_id", "model")
-# Policy config keys of the contract that every policy accepts, passed on only to those that take them:
-# ``inference_url`` carries the correlation id; ``model`` is what the reference's eval client always sends
-# (recorded in the session's metadata for a policy that calls no model).
-_CONTRACT_KEYS = ("inference_url", "model")
+# Policy config keys of the contract that every policy accepts, passed on only to those that take them.
+_CONTRACT_KEYS = EVERY_POLICY_KEYS
 _TaskSeed = Annotated[int, Field(ge=0, le=2**63 - 1)]
 #: Paths answered without the API key: liveness probes (``/`` is the reference's).
 OPEN_PATHS: tuple[str, ...] = ("/", "/health")
@@ -264,12 +263,13 @@ def create_app(
             try:
                 result = await run_rollout(
                     env_name, seed=request.env.seed, policy=policy, env_config=config,
-                    max_turns=request.turn_limit(),
+                    max_turns=request.turn_limit(), max_lm_calls=request.policy.config.max_llm_calls,
                     max_time_s=min(max_time_s, request.safety.max_time_s or max_time_s),
                     run_id=request.run_id, session_id=uuid.uuid4().hex, correlation_id=cid,
                     metadata={"mode": request.mode, "policy_name": request.policy.policy_name,
                               "inference_url": redact_url(request.policy.config.inference_url),
-                              "model": request.policy.config.model, "source": "proofgym serve"},
+                              "model": request.policy.config.model, "provider": request.policy.config.provider,
+                              "max_llm_calls": request.policy.config.max_llm_calls, "source": "proofgym serve"},
                     on_finish=finished.append)
             except asyncio.CancelledError:
                 if finished:

@@ -119,6 +119,10 @@ class EnvSpec(_Request):
     seed: _Seed = 0
 
 
+#: What ``policy.config.provider`` may be: a short name (the reference's configs say ``groq``, ``openai``, ``vllm``).
+PROVIDER_PATTERN = "^[A-Za-z0-9][A-Za-z0-9._-]*$"
+
+
 class PolicyConfig(BaseModel):
     """The policy's settings, passed to the policy, which validates them (``model``, ``inference_url``,
     ``temperature``, ``top_p``, ``max_tokens``, ... for ``openai``; ``actions`` for ``scripted``).
@@ -126,11 +130,22 @@ class PolicyConfig(BaseModel):
     ``inference_url`` is passed on unchanged; its ``cid`` query parameter is the trace correlation
     id. ``trace_correlation_id`` sets that id explicitly and is not passed on. ``null`` (and, for
     ``inference_url``, ``""``) in one of these fields means "not set".
+
+    Two keys of the reference's policy configs are the app's, accepted for every policy and passed to
+    none: ``provider`` (who serves the model, e.g. ``groq``) is recorded in the session's metadata and
+    changes nothing else (requests go to ``inference_url``); ``max_llm_calls`` caps the model calls of
+    the rollout (one per turn that calls the model; retries of a failed request are attempts of the
+    same call): once that many were made the episode ends, its last step truncated, as at a turn
+    limit. A policy that calls no model (oracle, scripted) has them recorded and never reaches the cap.
     """
 
     model_config = ConfigDict(extra="allow", strict=True)
 
     model: str | None = None
+    provider: str | None = Field(None, min_length=1, max_length=64, pattern=PROVIDER_PATTERN,
+                                 description="who serves the model (recorded in the session's metadata only)")
+    max_llm_calls: _Turns | None = Field(None, description="the most model calls the rollout makes; reached, the "
+                                                           "episode ends truncated")
     inference_url: str | None = Field(None, max_length=4096, json_schema_extra={"anyOf": [
         {"type": "string", "maxLength": 4096, "pattern": HTTP_URL_PATTERN}, {"const": ""}, {"type": "null"}]})
     temperature: float | None = None
@@ -157,6 +172,11 @@ class PolicyConfig(BaseModel):
             raise ValueError(f"expected an http:// or https:// URL with a host: {exc}") from None
         return value
 
+
+#: PolicyConfig's keys that every policy accepts, passed on only to a policy whose config has them: ``inference_url``
+#: carries the correlation id; ``model`` is what the reference's eval client always sends (recorded in the session's
+#: metadata for a policy that calls no model); ``provider`` and ``max_llm_calls`` are the app's (see PolicyConfig).
+EVERY_POLICY_KEYS: tuple[str, ...] = ("inference_url", "model", "provider", "max_llm_calls")
 
 #: PolicyConfig's own fields (the reference contract's), where ``null`` means "not set".
 UNSET_WHEN_NULL: tuple[str, ...] = tuple(name for name in PolicyConfig.model_fields if name != "trace_correlation_id")

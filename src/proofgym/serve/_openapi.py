@@ -18,7 +18,7 @@ from typing import Any, Callable, Collection, Mapping
 
 from pydantic import BaseModel
 
-from proofgym.serve._models import UNSET_WHEN_NULL, ErrorResponse, PolicyConfig, PolicySpec
+from proofgym.serve._models import EVERY_POLICY_KEYS, UNSET_WHEN_NULL, ErrorResponse, PolicyConfig, PolicySpec
 
 Schema = dict[str, Any]
 
@@ -211,8 +211,9 @@ def _policy_config(name: str, model: type[BaseModel] | None, env_name: str,
         if key in properties:
             policy_own = properties[key] if key in required else {"anyOf": [properties[key], _NULL]}
             properties[key] = {"allOf": [common[key], policy_own]}
-        elif key in ("inference_url", "model"):
-            # Checked for every policy (the URL's cid read; the model recorded), passed on only to those that take it.
+        elif key in EVERY_POLICY_KEYS:
+            # Checked for every policy (the URL's cid read; the model and provider recorded; the LM calls capped),
+            # passed on only to those that take it.
             properties[key] = common[key]
         else:
             properties[key] = {**_NULL, "description": "not used by this policy: null only"}
