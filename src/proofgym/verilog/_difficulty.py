@@ -25,6 +25,7 @@ import re
 from typing import Iterable, Literal
 
 from proofgym.verilog._problem import Problem
+from proofgym.verilog._problem_loader import header_end
 
 Difficulty = Literal["easy", "medium", "hard"]
 #: The difficulties, easiest first.
@@ -76,13 +77,5 @@ def _body_start(text: str) -> int:
     found = _HEADER.search(text)
     if found is None:
         return 0
-    depth = 0
-    for index in range(found.end(), len(text)):
-        char = text[index]
-        if char == "(":
-            depth += 1
-        elif char == ")":
-            depth -= 1
-        elif char == ";" and depth == 0:
-            return index + 1
-    return len(text)
+    end = header_end(text, found.end())
+    return len(text) if end is None else end

@@ -90,22 +90,28 @@ def interface(problem: Problem) -> str:
     return _interface(problem.id, problem.reference)
 
 
-@functools.lru_cache(maxsize=4096)
-def _interface(problem_id: str, text: str) -> str:
-    # Cached: every environment instance checks every problem it may serve when it is built.
-    found = _REF_HEADER.search(text)
-    if found is None:
-        raise ValueError(f"problem {problem_id!r}: the reference has no 'module RefModule' header")
-    depth, end = 0, None
-    for index in range(found.end(), len(text)):
+def header_end(text: str, start: int) -> int | None:
+    """The position after the ``;`` that ends a module header whose name ends at ``start`` (the port list's
+    parentheses skipped); ``None`` when the header does not end."""
+    depth = 0
+    for index in range(start, len(text)):
         char = text[index]
         if char == "(":
             depth += 1
         elif char == ")":
             depth -= 1
         elif char == ";" and depth == 0:
-            end = index + 1
-            break
+            return index + 1
+    return None
+
+
+@functools.lru_cache(maxsize=4096)
+def _interface(problem_id: str, text: str) -> str:
+    # Cached: every environment instance checks every problem it may serve when it is built.
+    found = _REF_HEADER.search(text)
+    if found is None:
+        raise ValueError(f"problem {problem_id!r}: the reference has no 'module RefModule' header")
+    end = header_end(text, found.end())
     if end is None:
         raise ValueError(f"problem {problem_id!r}: the reference's 'module RefModule' header has no end")
     return "module TopModule" + text[found.end() : end]
