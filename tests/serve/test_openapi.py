@@ -66,8 +66,10 @@ def _index_is_the_seed(_context, case):
         return case
     env = body.get("env")
     config = env.get("config") if isinstance(env, dict) else None
-    if isinstance(config, dict) and isinstance(config.get("index"), int) and "seed" in env:
-        env["seed"] = config["index"]
+    index = config.get("index") if isinstance(config, dict) else None
+    # An integer as JSON Schema means one (3.0 too); an omitted seed is 0, which must agree as well.
+    if isinstance(index, (int, float)) and not isinstance(index, bool) and float(index).is_integer():
+        env["seed"] = index
     return case
 
 
@@ -194,6 +196,7 @@ def test_the_default_apps_schema_takes_the_readmes_request(client):
 
 @pytest.mark.parametrize("changes", [
     {"env": {"seed": 251129.0}},  # a JSON Schema integer: the app takes it too
+    {"env": {"seed": 3, "config": {"split": "train", "index": 3.0}}},  # so is a split's index
     {"mode": "eval", "policy": {"policy_name": "scripted", "config": {"actions": [], "inference_url": ""}}},
     {"mode": "eval", "policy": {"policy_name": "oracle"}},
     {"trace_correlation_id": "trace_42"},

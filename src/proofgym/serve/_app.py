@@ -246,9 +246,13 @@ def create_app(
             return SafeJSONResponse({"detail": f"this app serves environment {env_name!r}, not "
                                                f"{request.env.env_name!r}; see GET /info"}, status_code=404)
         cid = correlation_id(request)
-        config = envs.known_config(request.env.config, request.env.seed)
+        env_config = request.env.config
+        if isinstance(env_config.get("index"), float):
+            # Published as a JSON Schema integer (a position in the split): 3.0 is one, as for the seed.
+            env_config = {**env_config, "index": json_integral(env_config["index"])}
+        config = envs.known_config(env_config, request.env.seed)
         if config is None:  # a config not seen before: validated by building an environment, off the loop
-            config = await asyncio.to_thread(envs.config_for, request.env.config, request.env.seed)
+            config = await asyncio.to_thread(envs.config_for, env_config, request.env.seed)
         # A policy whose construction does real work (an environment, a model) is built off the event loop.
         if request.policy.policy_name in allowed_policies and policy_kind(request.policy.policy_name).builds_slowly:
             policy = await asyncio.to_thread(_build_policy, request, env_name, config, allowed_policies)
