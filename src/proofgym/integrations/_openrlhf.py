@@ -45,7 +45,6 @@ fastapi and uvicorn are imported inside the functions that need them.
 from __future__ import annotations
 
 import asyncio
-import hmac
 import json
 import logging
 import math
@@ -271,25 +270,21 @@ class RewardGuard:
         await self._limits(scope, receive, send)
 
     def _refusal(self, scope: Any, query_keys: list[str]) -> str | None:
-        key = _header_key(scope["headers"])
+        from proofgym.serve import key_matches, presented_key
+
+        # The task app's reading of the headers (X-API-Key, else Authorization: Bearer), names lower-cased.
+        key = presented_key({name.lower().decode("latin-1"): value.decode("latin-1")
+                             for name, value in scope["headers"] if name.lower() in _KEY_HEADERS})
         if key is None:
             if len(query_keys) > 1:
                 return f"the {KEY_PARAMETER} URL parameter is given {len(query_keys)} times: give it once"
             key = (query_keys[0].strip() or None) if query_keys else None
-        if key is not None and hmac.compare_digest(key.encode("utf-8", "surrogateescape"),
-                                                   self.api_key.encode("utf-8")):
+        if key_matches(self.api_key, key):
             return None
         return f"{'missing' if key is None else 'invalid'} API key: {_AUTH_HINT}"
 
 
-def _header_key(raw_headers: list[tuple[bytes, bytes]]) -> str | None:
-    """The key of an ``X-API-Key`` header, else of ``Authorization: Bearer <key>`` (as the task app reads them)."""
-    headers = {name.lower(): value.decode("latin-1").strip() for name, value in raw_headers
-               if name.lower() in (b"x-api-key", b"authorization")}
-    if headers.get(b"x-api-key"):
-        return headers[b"x-api-key"]
-    scheme, _, token = headers.get(b"authorization", "").partition(" ")
-    return token.strip() if scheme.lower() == "bearer" and token.strip() else None
+_KEY_HEADERS = (b"x-api-key", b"authorization")
 
 
 def create_reward_app(source: Any, *, api_key: str | None = None, invalid_fill: float = 0.0,

@@ -4,7 +4,7 @@ Imports FastAPI and uvicorn: import this package only where an app is built or s
 """
 
 from proofgym.serve._app import DEFAULT_POLICIES, create_app
-from proofgym.serve._auth import API_KEY_ENV_VARS, api_key_from_env, is_loopback
+from proofgym.serve._auth import API_KEY_ENV_VARS, api_key_from_env, is_loopback, key_matches, presented_key
 from proofgym.serve._guard import RequestGuard
 from proofgym.serve._json import SafeJSONResponse
 from proofgym.serve._models import (
@@ -45,6 +45,8 @@ __all__ = [
     "create_app",
     "error_responses",
     "is_loopback",
+    "key_matches",
+    "presented_key",
     "publish",
     "require_key",
     "serve",

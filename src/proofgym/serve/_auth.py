@@ -28,9 +28,9 @@ def presented_key(headers: Mapping[str, str]) -> str | None:
 
     ``headers`` must be case-insensitive (as Starlette's are) or have lower-case names.
     """
-    key = headers.get("x-api-key")
-    if key:
-        return key.strip()
+    key = (headers.get("x-api-key") or "").strip()
+    if key:  # a blank header is no key (as presented_keys drops empty entries)
+        return key
     scheme, _, token = (headers.get("authorization") or "").strip().partition(" ")
     if scheme.lower() == "bearer" and token.strip():
         return token.strip()
