@@ -16,6 +16,7 @@ from typing import Any
 from proofgym.envs._core import Environment, Observation, StepResult
 from proofgym.envs._registry import ENVIRONMENTS, EnvFactory, env_names, make, quick_to_make, register_env
 from proofgym.envs._splits import (
+    DIFFICULTIES,
     SPLIT_KEYS,
     SPLITS,
     BlockPartition,
@@ -50,6 +51,7 @@ def verification_cache_usage() -> list[dict[str, Any]]:
 
 __all__ = [
     "BlockPartition",
+    "DIFFICULTIES",
     "ENVIRONMENTS",
     "EnvFactory",
     "Environment",

@@ -25,6 +25,9 @@ from proofgym.envs._core import Environment, Observation, StepResult
 
 #: The splits, in the order they are listed everywhere.
 SPLITS: tuple[str, ...] = ("train", "val", "test")
+#: The reference's task difficulties, easiest first (its eval files set ``difficulty`` to one of them): an
+#: environment whose tasks have a difficulty accepts these values for its ``difficulty`` config key.
+DIFFICULTIES: tuple[str, ...] = ("easy", "medium", "hard")
 #: The config keys :func:`~proofgym.envs.make` reads itself, for every environment.
 SPLIT_KEYS: tuple[str, ...] = ("split", "index")
 _MAX_SEED = (1 << 63) - 1

@@ -19,15 +19,13 @@ from pydantic import ValidationError
 
 from proofgym.config import ConfigError
 from proofgym.core import describe_validation_error
-from proofgym.envs import SPLIT_KEYS, Environment, make, split_selection
+from proofgym.envs import DIFFICULTIES, SPLIT_KEYS, Environment, make, split_selection
 from proofgym.serve._errors import RequestError
 
 _CONFIG_LOC = ("env", "config")
 
 #: Environment config keys a request may set unless the operator forbids them: the reference client's.
 REQUEST_KEYS: tuple[str, ...] = ("difficulty", *SPLIT_KEYS)
-#: The reference's difficulties (its eval files: "easy", "medium" or "hard").
-DIFFICULTIES: tuple[str, ...] = ("easy", "medium", "hard")
 
 
 def override_policy(overrides: Collection[str]) -> tuple[frozenset[str], frozenset[str]]:

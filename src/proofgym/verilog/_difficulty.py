@@ -24,12 +24,11 @@ import functools
 import re
 from typing import Iterable, Literal
 
+from proofgym.envs import DIFFICULTIES
 from proofgym.verilog._problem import Problem
 from proofgym.verilog._problem_loader import header_end
 
-Difficulty = Literal["easy", "medium", "hard"]
-#: The difficulties, easiest first.
-DIFFICULTIES: tuple[str, ...] = ("easy", "medium", "hard")
+Difficulty = Literal["easy", "medium", "hard"]  # the values of proofgym.envs.DIFFICULTIES
 
 _COMMENT = re.compile(r"/\*.*?\*/|//[^\n]*", re.S)
 _HEADER = re.compile(r"\bmodule\s+RefModule\b")
