@@ -125,7 +125,14 @@ def build_response(request: RolloutRequest, session: SessionTrace, *, env_name: 
     data, text = (bounded_json, _text) if bound else (_same, _same)
     url = request.policy.config.inference_url or ""
     echo = {"inference_url": url, "trace_correlation_id": correlation_id}
-    steps = [_step(step, echo, data) for step in session.steps] if request.record.trajectories else []
+    built: dict[int, list[dict[str, Any]]] = {}  # each step's tool_calls, built once for the steps and the v3 trace
+
+    def calls_of(step: StepTrace) -> list[dict[str, Any]]:
+        if id(step) not in built:
+            built[id(step)] = tool_calls(step, data)
+        return built[id(step)]
+
+    steps = [_step(step, echo, data, calls_of(step)) for step in session.steps] if request.record.trajectories else []
     total = session.total_reward
     first = session.steps[0].observation if session.steps else None
     error = text(session.error)
@@ -165,7 +172,7 @@ def build_response(request: RolloutRequest, session: SessionTrace, *, env_name: 
     if trace_format == "compact":
         trace = compact_trace(session)
     elif trace_format in ("structured", "full"):
-        v3 = session_trace_v3(session, lambda step: tool_calls(step, data), data=data)
+        v3 = session_trace_v3(session, calls_of, data=data)
         if trace_format == "full":
             trace = {**session.to_dict(), "session_trace": v3}
         else:
@@ -208,9 +215,10 @@ def encode_response(response: RolloutResponse) -> bytes:
         return json_bytes(response.model_dump())
 
 
-def _step(step: StepTrace, echo: Mapping[str, Any], data: Callable[[Any], Any]) -> RolloutStep:
+def _step(step: StepTrace, echo: Mapping[str, Any], data: Callable[[Any], Any],
+          calls: list[dict[str, Any]]) -> RolloutStep:
     observation = step.observation if isinstance(step.observation, Mapping) else {"text": step.observation}
-    return RolloutStep(obs=data(dict(observation)), tool_calls=tool_calls(step, data),
+    return RolloutStep(obs=data(dict(observation)), tool_calls=calls,
                        reward=step.reward, done=step.done, truncated=step.truncated,
                        info={**data(dict(step.info)), "meta": dict(echo)})
 
