@@ -25,6 +25,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("verifiers", "examples", "prompts"),             # the verifier protocol and kinds (examples, prompts: old names)
     ("runtime", "ambertrace"),                        # where every verifier runs; the hosted AmberTrace backend
     ("testing", "config"),                            # test helpers; the run config, assembling a reward path
+    ("judges",),                                      # rubrics and judges (programmatic, LLM), blending
     ("envs",),                                        # the environment contract, base class and registry
     ("verilog", "rulebook_envs"),                     # concrete environments (Verilog: its parser and verifier too)
     ("policies",),                                    # what acts in an environment
@@ -130,7 +131,7 @@ def test_a_reintroduced_upward_import_is_caught(tmp_path):
     graph = import_graph(copy)
     problems = upward_imports(graph)
     assert problems == [f"proofgym/verifiers/__init__.py:{len(init.read_text().splitlines())}: verifiers (layer 5) "
-                        "imports verilog (layer 9)"]
+                        f"imports verilog (layer {RANK['verilog']})"]
     assert cycles(graph)  # verilog imports verifiers: the two now form a cycle
 
 
