@@ -23,11 +23,22 @@ from proofgym.judges._rubric import (
     load_rubric_set,
     rubric_set_from_data,
 )
+from proofgym.judges._score import (
+    BLENDED_KIND,
+    JUDGE_SOURCE,
+    BlendedReward,
+    LevelScore,
+    RubricScorer,
+    TrajectoryScore,
+    blend,
+    env_return,
+)
 from proofgym.judges._types import CriterionVerdict, Judge, JudgeItem, JudgeVerdict, Level
 from proofgym.judges._view import clip, render_decision, render_step, render_trajectory
 
 __all__ = [
-    "AGGREGATIONS", "CRITERIA", "LEVELS", "Criterion", "CriterionContext", "CriterionFunction", "CriterionVerdict",
+    "AGGREGATIONS", "BLENDED_KIND", "JUDGE_SOURCE", "BlendedReward", "LevelScore", "RubricScorer", "TrajectoryScore",
+    "blend", "env_return", "CRITERIA", "LEVELS", "Criterion", "CriterionContext", "CriterionFunction", "CriterionVerdict",
     "Judge", "JudgeItem", "JudgeVerdict", "Level", "ProgrammaticJudge", "Rubric", "RubricSet", "RubricWeights",
     "Scale", "clip", "load_rubric_set", "register_criterion", "render_decision", "render_step", "render_trajectory",
     "rubric_set_from_data",
