@@ -12,6 +12,7 @@ from proofgym.judges._programmatic import (
     ProgrammaticJudge,
     register_criterion,
 )
+from proofgym.judges._registry import RUBRIC_SETS, resolve_rubric_set
 from proofgym.judges._rubric import (
     AGGREGATIONS,
     LEVELS,
@@ -37,7 +38,7 @@ from proofgym.judges._types import CriterionVerdict, Judge, JudgeItem, JudgeVerd
 from proofgym.judges._view import clip, render_decision, render_step, render_trajectory
 
 __all__ = [
-    "AGGREGATIONS", "BLENDED_KIND", "JUDGE_SOURCE", "BlendedReward", "LevelScore", "RubricScorer", "TrajectoryScore",
+    "AGGREGATIONS", "BLENDED_KIND", "RUBRIC_SETS", "resolve_rubric_set", "JUDGE_SOURCE", "BlendedReward", "LevelScore", "RubricScorer", "TrajectoryScore",
     "blend", "env_return", "CRITERIA", "LEVELS", "Criterion", "CriterionContext", "CriterionFunction", "CriterionVerdict",
     "Judge", "JudgeItem", "JudgeVerdict", "Level", "ProgrammaticJudge", "Rubric", "RubricSet", "RubricWeights",
     "Scale", "clip", "load_rubric_set", "register_criterion", "render_decision", "render_step", "render_trajectory",

@@ -48,9 +48,11 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from proofgym.core import Verdict, model_text
 from proofgym.envs import Observation, TaskPartition, Tool, ToolCall, ToolEnv, ToolResult
 from proofgym.runtime import RuntimeConfig, VerificationRuntime
+from proofgym.judges import RubricSet
 from proofgym.verilog._difficulty import Difficulty, problem_difficulty, problem_splits
 from proofgym.verilog._judge import judge
 from proofgym.verilog._judge_config import JudgeConfig
+from proofgym.verilog._rubrics import VERILOG_RUBRICS
 from proofgym.verilog._problem import Problem
 from proofgym.verilog._problem_loader import builtin_problems, interface, load_verilogeval
 from proofgym.verilog._sandbox import SandboxUnavailable
@@ -200,6 +202,13 @@ class VerilogEnv(ToolEnv):
         self._paid: set[str] = set()
         self._last_check: tuple[str, Verdict] | None = None  # the last full judge run, by design revision
         self._last_compile: tuple[str, Verdict] | None = None  # the last compile-only run, by design revision
+
+    @property
+    def rubrics(self) -> RubricSet:
+        """The rubrics this environment declares (:data:`~proofgym.verilog._rubrics.VERILOG_RUBRICS`: compilation
+        success and process efficiency per decision, tests passed and design quality for the outcome), which a
+        task app's judges score when they are on."""
+        return VERILOG_RUBRICS
 
     @property
     def problem(self) -> Problem:
