@@ -52,3 +52,23 @@ __all__ = [
     "serve",
     "uvicorn_limits",
 ]
+
+# serve-model: its app and runner import no torch; its engine does, and is loaded on first use.
+from typing import Any  # noqa: E402
+
+from proofgym.serve._model_server import create_model_app, serve_model  # noqa: E402
+
+
+_LAZY = {"GenerationBackend": "proofgym.serve._model_backend", "LoadedModel": "proofgym.serve._model_backend",
+         "SamplingParams": "proofgym.serve._model_backend", "load_model": "proofgym.serve._model_backend"}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'proofgym.serve' has no attribute {name!r}")
+
+
+__all__ += ["GenerationBackend", "LoadedModel", "SamplingParams", "create_model_app", "load_model", "serve_model"]
