@@ -69,7 +69,7 @@ def prompt_text(body: Mapping[str, Any]) -> str:
     return "\n".join(parts)
 
 
-_BLOCK = re.compile(r"<candidate-([A-Za-z0-9_-]+)>(.*?)</candidate-\1>", re.DOTALL)
+_BLOCK = re.compile(r"<((?:candidate|trajectory)-[A-Za-z0-9_-]+)>(.*?)</\1>", re.DOTALL)
 
 
 def outside_candidates(text: str) -> str:
@@ -79,7 +79,7 @@ def outside_candidates(text: str) -> str:
 
 def inside_candidates(text: str) -> str:
     """What the candidate blocks of ``text`` say, escapes undone (``&lt;`` and ``\\u{200B}`` back to characters)."""
-    inside = "\n".join(match.group(2) for match in _BLOCK.finditer(text))
+    inside = "\n".join(match.group(2).removeprefix("\n").removesuffix("\n") for match in _BLOCK.finditer(text))
     inside = re.sub(r"\\u\{([0-9A-Fa-f]{1,6})\}", lambda m: chr(int(m.group(1), 16)), inside)
     return html.unescape(inside)
 
