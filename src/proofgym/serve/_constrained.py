@@ -91,5 +91,7 @@ class TokenizerVocabulary:
             if token in special:
                 continue
             after_zero = self.decode([zero, token])[1:]
+            if "\ufffd" in after_zero:  # a byte of a multi-byte character: the parser reads whole characters
+                continue
             tokens.append((token, after_zero, len(after_zero) > len(self.decode([token]))))
         return tokens

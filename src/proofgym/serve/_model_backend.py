@@ -233,6 +233,9 @@ class GenerationBackend:
         self._start_lock = threading.Lock()
         self._closed = False
         self._vocabulary: Any = None
+        #: Batches decoded and rows decoded so far (the mean batch size is their ratio).
+        self.batches_decoded = 0
+        self.rows_decoded = 0
 
     # -- prompts and text ------------------------------------------------------------------------------------
 
@@ -353,6 +356,8 @@ class GenerationBackend:
                 self._queued -= len(rows)
             rows = [row for row in rows if not row.job.cancelled]
             if rows:
+                self.batches_decoded += 1
+                self.rows_decoded += len(rows)
                 try:
                     with torch.inference_mode():
                         self._decode(rows)

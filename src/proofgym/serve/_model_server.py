@@ -305,7 +305,8 @@ def create_model_app(backend: GenerationBackend, *, api_key: str | None = None, 
 
     @app.get("/health")
     async def health() -> dict[str, Any]:
-        return {"status": "ok", "model": name}
+        return {"status": "ok", "model": name, "batches_decoded": backend.batches_decoded,
+                "rows_decoded": backend.rows_decoded}
 
     @app.get("/v1/models")
     async def models() -> dict[str, Any]:
