@@ -113,7 +113,7 @@ class _Reply:
 
 
 @dataclass(frozen=True, slots=True)
-class _Question:
+class Question:
     """What one claim asks the model, and how its answer is read: ``parse`` gives the verdict's evidence or a
     problem; ``retry_note`` is the message asking again after ``problem``."""
 
@@ -292,7 +292,7 @@ class _JudgeVerifier:
     max_batch_size = 1
 
     def __init__(self, name: str, version: str, endpoint: _ChatEndpoint,
-                 question: Callable[[Mapping[str, Any]], _Question], counters: _Counters) -> None:
+                 question: Callable[[Mapping[str, Any]], Question], counters: _Counters) -> None:
         self.name = name
         self.version = version
         self._endpoint = endpoint
@@ -422,13 +422,13 @@ class ChatJudgeBase:
 
     # -- to be provided ---------------------------------------------------------------------------------------------
 
-    def _question(self, payload: Mapping[str, Any]) -> _Question:
+    def _question(self, payload: Mapping[str, Any]) -> Question:
         raise NotImplementedError
 
     def _plan(self, items: Sequence[JudgeItem]) -> tuple[list[Claim], Any]:
         raise NotImplementedError
 
-    def _finish(self, items: Sequence[JudgeItem], plan: Any, results: list[_Result]) -> list[JudgeVerdict]:
+    def _finish(self, items: Sequence[JudgeItem], plan: Any, results: list[ClaimResult]) -> list[JudgeVerdict]:
         raise NotImplementedError
 
     # -- judging ----------------------------------------------------------------------------------------------------
@@ -465,7 +465,7 @@ class ChatJudgeBase:
             if key not in collected:
                 collected[key] = self._verifier.collect_calls(key)
             calls = verdict.evidence.get("calls")
-            results.append(_Result(verdict, tuple(calls if isinstance(calls, list) else collected[key]), hit))
+            results.append(ClaimResult(verdict, tuple(calls if isinstance(calls, list) else collected[key]), hit))
         self._counters.add("cache_hits", sum(cached))
         out = self._finish(items, plan, results)
         for verdict in out:
@@ -514,7 +514,7 @@ class ChatJudgeBase:
 
 
 @dataclass(frozen=True, slots=True)
-class _Result:
+class ClaimResult:
     """One claim's outcome as a judge reads it."""
 
     verdict: Verdict
@@ -558,7 +558,7 @@ class LLMJudge(ChatJudgeBase):
                          runtime=runtime, limits=limits, transport=transport, extra_body=extra_body, limiter=limiter,
                          default_name=f"llm:{model}")
 
-    def _question(self, payload: Mapping[str, Any]) -> _Question:
+    def _question(self, payload: Mapping[str, Any]) -> Question:
         criteria = criteria_from(payload)
         item = JudgeItem(level=payload["level"], rubric=question_rubric(payload, criteria),
                          candidate=payload["candidate"])
@@ -576,7 +576,7 @@ class LLMJudge(ChatJudgeBase):
                     '{"verdicts": [{"id": ..., "reason": ..., "score": ...}]}, giving every criterion exactly once '
                     f"({ids}), each with a string reason before a plain-number score on its scale.")
 
-        return _Question(build_messages(item, criteria), "verdicts", verdict_schema(criteria), parse, retry_note)
+        return Question(build_messages(item, criteria), "verdicts", verdict_schema(criteria), parse, retry_note)
 
     def _plan(self, items: Sequence[JudgeItem]) -> tuple[list[Claim], list[list[tuple[Criterion, ...]]]]:
         claims: list[Claim] = []
@@ -591,7 +591,7 @@ class LLMJudge(ChatJudgeBase):
         return claims, plan
 
     def _finish(self, items: Sequence[JudgeItem], plan: list[list[tuple[Criterion, ...]]],
-                results: list[_Result]) -> list[JudgeVerdict]:
+                results: list[ClaimResult]) -> list[JudgeVerdict]:
         out = []
         position = 0
         for item, chunks in zip(items, plan):
@@ -600,7 +600,7 @@ class LLMJudge(ChatJudgeBase):
             out.append(self._merge(item, chunks, parts))
         return out
 
-    def _merge(self, item: JudgeItem, chunks: list[tuple[Criterion, ...]], parts: list[_Result]) -> JudgeVerdict:
+    def _merge(self, item: JudgeItem, chunks: list[tuple[Criterion, ...]], parts: list[ClaimResult]) -> JudgeVerdict:
         criteria: list[CriterionVerdict] = []
         calls: list[Mapping[str, Any]] = []
         kinds: list[str] = []
