@@ -36,15 +36,15 @@ def test_bad_types_are_named_with_the_file(tmp_path):
     assert "concurency" not in message  # an unknown key is a warning, not an error
 
 
-def test_unknown_keys_are_one_warning_line_and_the_judge_another(tmp_path):
+def test_unknown_keys_are_one_warning_line_and_the_judge_is_read(tmp_path):
     path = write_eval_toml(tmp_path / "e.toml", {"env_name": "loan", "policy_name": "oracle", "seeds": [0],
                                                  "concurency": 4, "use_vision": False})
     path.write_text(path.read_text() + '\n[eval.judge]\npath = "judges/j.py"\nname = "Backend"\ntimeout_s = 45\n')
     config = load_eval_config(path).eval
-    assert config.ignored_keys == ["concurency", "judge", "use_vision"] and config.concurrency == 4
-    unknown, judge = config.warnings()
+    assert config.ignored_keys == ["concurency", "use_vision"] and config.concurrency == 4
+    [unknown] = config.warnings()
     assert unknown.startswith("eval: ignoring unknown keys concurency, use_vision (proofgym eval reads api_key_env,")
-    assert judge == "eval.judge: judges are not honoured yet; each rollout is scored by its environment only"
+    assert config.judge.path == "judges/j.py" and config.judge.name == "Backend" and config.judge.timeout_s == 45
     assert section().warnings() == []
 
 

@@ -30,16 +30,21 @@ def eval_command(
     """Roll a policy out on every seed of an eval config and summarise; exit 1 if any rollout failed or the
     environment could judge none of them (every outcome ``invalid``, e.g. its toolchain is not installed).
 
-    The rollouts run on the task app at [eval] task_app_url, or here when there is none. What the file asks
-    for that is not honoured (unknown [eval] keys, [eval.judge]) is named on a warning line, never refused.
+    The rollouts run on the task app at [eval] task_app_url, or here when there is none. Each judge of
+    [eval.judge] / [[eval.judges]] then scores every finished trajectory: the summary gives its mean score and
+    its Pearson r against the environment's score. Unknown [eval] keys are named on a warning line, never
+    refused; so is a judge whose Python code cannot be loaded (it is reported as not run).
     """
     from proofgym.evaluation import EvalError, load_eval_config, run_eval
+    from proofgym.evaluation._judges import build_judges
 
     try:
         section = load_eval_config(config).eval
-    except ConfigError as exc:
+        judges = build_judges(section.judge_entries())
+    except (ConfigError, EvalError) as exc:
         fail(exc)
-    for line in section.warnings():
+    problems = [f"{judge.problem}; judge {judge.name!r} is not run" for judge in judges if judge.problem]
+    for line in [*section.warnings(), *problems]:
         _stderr.print(f"[yellow]warning:[/yellow] {_escape(f'{config}: {line}')}", highlight=False, soft_wrap=True)
     where = f"task app {redact_url(section.task_app_url)}" if section.task_app_url else "in-process"
     console.print(f"eval {section.app_id or config.stem}: {len(section.seeds)} seeds, concurrency "
@@ -53,7 +58,7 @@ def eval_command(
             progress.advance(task)
 
         try:
-            report = run_eval(section, on_result=show)
+            report = run_eval(section, on_result=show, judges=judges)
         except EvalError as exc:
             progress.stop()
             fail(exc)
@@ -107,7 +112,26 @@ def _print_summary(report: Any) -> None:
     for reason, count in summary["invalid_reasons"].items():
         console.print(f"[yellow]invalid[/yellow] {count} of {summary['rollouts']} (not judged): {_escape(reason)}",
                       highlight=False, soft_wrap=True)
+    for judge in summary["judges"]:
+        console.print(_judge_line(judge), highlight=False, soft_wrap=True)
     console.print(f"traces: {report.traces} (run {report.run_id})", highlight=False)
+
+
+_SCORE_KIND = {"blended": "blended reward", "outcome": "outcome total", "event": "event total"}
+
+
+def _judge_line(judge: dict[str, Any]) -> str:
+    """``judge NAME (what it scores): mean M over N scored, Pearson r vs official R (P pairs), K invalid verdicts``."""
+    head = f"judge {_escape(judge['name'])} ({_SCORE_KIND.get(judge['score_kind'], judge['score_kind'])})"
+    if judge["problem"]:
+        return f"{head}: [yellow]not run[/yellow] ({_escape(judge['problem'])})"
+    mean = "n/a" if judge["mean"] is None else f"{judge['mean']:.3f}"
+    r = "n/a" if judge["pearson_r"] is None else f"{judge['pearson_r']:+.3f}"
+    line = (f"{head}: mean {mean} over {judge['scored']} scored, Pearson r vs official {r} ({judge['pairs']} pairs), "
+            f"{judge['invalid_verdicts']} invalid verdicts")
+    extra = [f"{judge[key]} {what}" for key, what in (("abstained", "abstained"), ("no_trace", "without a trace"))
+             if judge[key]]
+    return line + (f"; {', '.join(extra)}" if extra else "")
 
 
 def _headline(reason: str | None) -> str:

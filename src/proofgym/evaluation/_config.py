@@ -1,4 +1,5 @@
-"""The eval config: an ``eval.toml`` with ``[eval]``, ``[eval.env_config]`` and ``[eval.policy_config]``."""
+"""The eval config: an ``eval.toml`` with ``[eval]``, ``[eval.env_config]``, ``[eval.policy_config]`` and the judges,
+``[eval.judge]`` / ``[[eval.judges]]``."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from urllib.parse import urlsplit
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from proofgym.config import ConfigError, config_problems, problem_line, read_config_file
+from proofgym.evaluation._judges import EvalJudgeConfig, check_judges, expected_judge_keys, judge_entries
 
 _MAX_SEEDS = 1_000_000
 _RANGE = re.compile(r"^\s*(\d+)\s*(?:-\s*(\d+)\s*)?$")
@@ -46,9 +48,11 @@ class EvalSection(BaseModel):
     ``trace_format`` say what comes back: full traces (the default) are stored here too.
     ``max_turns`` caps the turns either way.
 
+    ``judge`` / ``judges`` are the judges that score every finished trajectory (see
+    :mod:`proofgym.evaluation._judges`); their keys are checked strictly.
+
     So that the reference's eval files run as written, a key this section does not know is kept aside and
-    reported by :meth:`warnings` (one line naming them all), never refused; so is ``[eval.judge]``, which is not
-    honoured yet. A ``policy_name`` that is no proofgym policy (the reference's app-side name, such as
+    reported by :meth:`warnings` (one line naming them all), never refused. A ``policy_name`` that is no proofgym policy (the reference's app-side name, such as
     ``verilog-designer``) next to an inference provider or URL means the policy the provider implies.
     """
 
@@ -69,6 +73,8 @@ class EvalSection(BaseModel):
     api_key_env: str | None = Field(None, min_length=1)
     env_config: dict[str, Any] = Field(default_factory=dict)
     policy_config: EvalPolicyConfig = Field(default_factory=EvalPolicyConfig)
+    judge: EvalJudgeConfig | None = None
+    judges: list[EvalJudgeConfig] = Field(default_factory=list)
 
     @field_validator("seeds", mode="before")
     @classmethod
@@ -107,19 +113,21 @@ class EvalSection(BaseModel):
 
     @property
     def ignored_keys(self) -> list[str]:
-        """The keys of ``[eval]`` this section does not read (``judge`` among them), sorted."""
+        """The keys of ``[eval]`` this section does not read, sorted."""
         return sorted(self.model_extra or {})
 
+    def judge_entries(self) -> list[tuple[str, EvalJudgeConfig]]:
+        """``(where, entry)`` of every judge: ``("eval.judge", ...)`` then ``("eval.judges[i]", ...)``."""
+        return judge_entries(self)
+
     def warnings(self) -> list[str]:
-        """One line per thing in the file that is not honoured: the unknown keys (all on one line), ``judge``,
-        and a ``policy_name`` replaced by the provider's policy."""
+        """One line per thing in the file that is not honoured: the unknown keys (all on one line) and a
+        ``policy_name`` replaced by the provider's policy."""
         lines = []
-        unknown = [key for key in self.ignored_keys if key != "judge"]
+        unknown = self.ignored_keys
         if unknown:
             lines.append(f"eval: ignoring unknown key{'s' if len(unknown) > 1 else ''} {', '.join(unknown)} "
                          f"(proofgym eval reads {', '.join(_known_keys())})")
-        if "judge" in self.ignored_keys:
-            lines.append("eval.judge: judges are not honoured yet; each rollout is scored by its environment only")
         if self.policy_name is not None and self._policy_name_is_foreign():
             lines.append(f"eval.policy_name: {self.policy_name!r} is not a proofgym policy; using "
                          f"{self.resolved_policy_name!r}, the policy of policy_config."
@@ -193,13 +201,26 @@ def parse_seeds(value: Any) -> list[int]:
 
 def parse_eval_config(data: dict[str, Any], *, source: str | Path = "<config>") -> EvalConfig:
     """Validate eval config data strictly (``concurrency = true`` is not a number); ``ConfigError`` has one
-    line per problem, naming the source and the key path."""
+    line per problem, naming the source and the key path. Each judge's rubric is read here, so that a bad
+    rubric stops the eval before any rollout."""
     try:
-        return EvalConfig.model_validate(data, strict=True)
+        config = EvalConfig.model_validate(data, strict=True)
     except ValidationError as exc:
-        problems = config_problems(exc.errors())
+        problems = [_with_expected_keys(problem) for problem in config_problems(exc.errors())]
         raise ConfigError("\n".join(problem_line(source, problem) for problem in problems),
                           problems=problems) from None
+    check_judges(config.eval.judge_entries(), source)
+    return config
+
+
+def _with_expected_keys(problem: dict[str, Any]) -> dict[str, Any]:
+    """An unknown key of a judge entry, with the keys an entry may have."""
+    loc = problem["loc"]
+    in_judge = loc[:2] == ("eval", "judge") or (loc[:2] == ("eval", "judges") and len(loc) > 2)
+    if problem["type"] != "extra_forbidden" or not in_judge or "panel" in loc:
+        return problem
+    return {**problem, "type": "value_error",
+            "msg": f"unknown key (a judge takes {', '.join(expected_judge_keys())})"}
 
 
 def load_eval_config(path: str | Path) -> EvalConfig:

@@ -1,10 +1,29 @@
-"""What an evaluation produced: one result per seed, and the summary over them."""
+"""What an evaluation produced: one result per seed, and the summary over them (each judge's too)."""
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, Sequence
+
+
+def pearson(xs: Sequence[float], ys: Sequence[float]) -> float | None:
+    """Pearson's r of two equally long sequences; ``None`` with fewer than 2 pairs or when either has no
+    variance (r is undefined then, not 0)."""
+    if len(xs) != len(ys):
+        raise ValueError(f"pearson needs sequences of one length, got {len(xs)} and {len(ys)}")
+    n = len(xs)
+    if n < 2:
+        return None
+    mean_x, mean_y = math.fsum(xs) / n, math.fsum(ys) / n
+    dx = [x - mean_x for x in xs]
+    dy = [y - mean_y for y in ys]
+    sxx, syy = math.fsum(d * d for d in dx), math.fsum(d * d for d in dy)
+    if sxx <= 0.0 or syy <= 0.0:
+        return None
+    r = math.fsum(a * b for a, b in zip(dx, dy)) / math.sqrt(sxx * syy)
+    return max(-1.0, min(1.0, r))
 
 
 @dataclass(frozen=True)
@@ -29,6 +48,7 @@ class SeedResult:
     task_id: str | None = None
     error: str | None = None
     invalid_reason: str | None = None
+    judge_scores: dict[str, float | None] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
@@ -42,8 +62,42 @@ class SeedResult:
     def passed(self) -> bool:
         return self.ok and self.outcome_score is not None and self.outcome_score >= 1.0
 
+    @property
+    def official_score(self) -> float | None:
+        """The environment's score of a judged rollout: its outcome score, else its return (``None`` when the
+        rollout did not end ``ok`` or the environment could not judge it)."""
+        if not self.ok or self.invalid:
+            return None
+        return self.outcome_score if self.outcome_score is not None else self.total_return
+
     def to_dict(self) -> dict[str, Any]:
         return {**asdict(self), "ok": self.ok, "passed": self.passed, "invalid": self.invalid}
+
+
+@dataclass(frozen=True)
+class JudgeStats:
+    """How one judge of an eval went: what its score per trajectory is (``score_kind``: ``blended``, ``outcome``
+    or ``event``), how many trajectories it ``scored``, how many ``abstained`` (an invalid verdict left no score),
+    how many rollouts had ``no_trace`` to judge, the ``invalid_verdicts`` among its verdicts, and the ``problem``
+    that kept it from running at all (its code could not be loaded). The scores are each result's
+    ``judge_scores[name]``."""
+
+    name: str
+    score_kind: str
+    scored: int = 0
+    abstained: int = 0
+    no_trace: int = 0
+    invalid_verdicts: int = 0
+    problem: str | None = None
+
+    def summary(self, results: Sequence[SeedResult]) -> dict[str, Any]:
+        """The stats with the mean score and Pearson's r against the official score over the seeds."""
+        scores = [r.judge_scores.get(self.name) for r in results]
+        valid = [s for s in scores if s is not None]
+        pairs = [(r.official_score, s) for r, s in zip(results, scores) if s is not None
+                 and r.official_score is not None]
+        return {**asdict(self), "mean": math.fsum(valid) / len(valid) if valid else None,
+                "pearson_r": pearson([p[0] for p in pairs], [p[1] for p in pairs]), "pairs": len(pairs)}
 
 
 @dataclass
@@ -52,7 +106,8 @@ class EvalReport:
 
     ``failed`` counts the rollouts that did not end ``ok``; of those that did, ``passed`` the ones with
     the environment's top outcome and ``invalid`` the ones it could not judge (``invalid_reasons``
-    counts each reason). Means are over the judged rollouts that ended ``ok`` (the outcome mean over
+    counts each reason). ``judges`` says how each judge went (``summary()["judges"]``: its mean score and its
+    Pearson r against the official score). Means are over the judged rollouts that ended ``ok`` (the outcome mean over
     those with an outcome); the pass rate is over every judged rollout, failed ones counting as not
     passed (``None`` when nothing was judged).
     """
@@ -66,6 +121,7 @@ class EvalReport:
     results: list[SeedResult] = field(default_factory=list)
     wall_time_s: float = 0.0
     app_id: str | None = None
+    judges: list[JudgeStats] = field(default_factory=list)
 
     @property
     def ok(self) -> int:
@@ -109,6 +165,7 @@ class EvalReport:
             "tokens": sum(tokens) if tokens else None,
             "wall_time_s": self.wall_time_s,
             "rollouts_per_s": len(self.results) / self.wall_time_s if self.wall_time_s > 0 else None,
+            "judges": [judge.summary(self.results) for judge in self.judges],
         }
 
     def to_dict(self) -> dict[str, Any]:

@@ -14,19 +14,25 @@ from proofgym.core import redact_url
 from proofgym.envs import env_names, make
 from proofgym.evaluation._config import EvalConfig, EvalSection
 from proofgym.evaluation._errors import EvalError
-from proofgym.evaluation._report import EvalReport, SeedResult
+from proofgym.evaluation._judges import EvalJudge, build_judges, invalid_verdicts
+from proofgym.evaluation._report import EvalReport, JudgeStats, SeedResult
 from proofgym.traces import DEFAULT_PATH, SessionTrace, TraceStore, TraceWriteError, TraceWriter
 
 OnResult = Callable[[SeedResult], Any]
 
 
-def run_eval(config: EvalConfig | EvalSection, *, on_result: OnResult | None = None) -> EvalReport:
+def run_eval(config: EvalConfig | EvalSection, *, on_result: OnResult | None = None,
+             judges: list[EvalJudge] | None = None) -> EvalReport:
     """Run an evaluation to the end (see :func:`evaluate`)."""
-    return asyncio.run(evaluate(config, on_result=on_result))
+    return asyncio.run(evaluate(config, on_result=on_result, judges=judges))
 
 
-async def evaluate(config: EvalConfig | EvalSection, *, on_result: OnResult | None = None) -> EvalReport:
+async def evaluate(config: EvalConfig | EvalSection, *, on_result: OnResult | None = None,
+                   judges: list[EvalJudge] | None = None) -> EvalReport:
     """Roll out every seed of ``config`` and return the report; ``on_result(result)`` is called as each finishes.
+
+    Then every judge (``judges``, else those the config's ``[eval.judge]`` / ``[[eval.judges]]`` build) scores
+    every rollout that ended ``ok`` and left a trace; the judges are closed at the end either way.
 
     With ``task_app_url`` the rollouts run on that task app (``POST /rollout``), otherwise here
     (``proofgym.rollouts.run_rollout``). Every session is stored in the trace store under a new
@@ -35,6 +41,16 @@ async def evaluate(config: EvalConfig | EvalSection, *, on_result: OnResult | No
     :class:`EvalError` is raised only when the evaluation cannot start.
     """
     section = config.eval if isinstance(config, EvalConfig) else config
+    if judges is None:
+        judges = build_judges(section.judge_entries())
+    try:
+        return await _evaluate(section, on_result, judges)
+    finally:
+        for judge in judges:
+            await judge.aclose()
+
+
+async def _evaluate(section: EvalSection, on_result: OnResult | None, judges: list[EvalJudge]) -> EvalReport:
     run_id = f"eval-{uuid.uuid4().hex[:12]}"
     if section.task_app_url is not None:
         from proofgym.evaluation._remote import TaskAppClient, rollout_request
@@ -50,32 +66,34 @@ async def evaluate(config: EvalConfig | EvalSection, *, on_result: OnResult | No
             async def remote(seed: int) -> tuple[SeedResult, SessionTrace | None]:
                 return await client.rollout(rollout_request(section, env_name, seed, run_id, options), seed)
 
-            return await _run(section, run_id, env_name, remote, on_result)
+            return await _run(section, run_id, env_name, remote, on_result, judges)
     env_name = _check_environment(section)
     policy = _build_policy(section, env_name)
     try:
         async def local(seed: int) -> tuple[SeedResult, SessionTrace | None]:
             return await _rollout_here(section, env_name, policy, seed, run_id)
 
-        return await _run(section, run_id, env_name, local, on_result)
+        return await _run(section, run_id, env_name, local, on_result, judges)
     finally:
         await policy.aclose()
 
 
 async def _run(section: EvalSection, run_id: str, env_name: str, rollout: Callable[[int], Any],
-               on_result: OnResult | None) -> EvalReport:
+               on_result: OnResult | None, judges: list[EvalJudge]) -> EvalReport:
     with _open_store(section) as store:
-        return await _run_seeds(section, store, run_id, env_name, rollout, on_result)
+        return await _run_seeds(section, store, run_id, env_name, rollout, on_result, judges)
 
 
 async def _run_seeds(section: EvalSection, store: TraceStore, run_id: str, env_name: str,
-                     rollout: Callable[[int], Any], on_result: OnResult | None) -> EvalReport:
+                     rollout: Callable[[int], Any], on_result: OnResult | None,
+                     judges: list[EvalJudge]) -> EvalReport:
     report = EvalReport(run_id=run_id, env_name=env_name, policy_name=section.resolved_policy_name,
                         model=section.policy_options().get("model"), task_app_url=redact_url(section.task_app_url),
                         traces=store.url, app_id=section.app_id)
     store.start_run(run_id, kind="eval", env_name=env_name, config=_redacted(section.model_dump(mode="json")))
     slots = asyncio.Semaphore(section.concurrency)
     by_seed: dict[int, SeedResult] = {}
+    sessions: dict[int, SessionTrace] = {}  # kept for the judges
     started = time.monotonic()
     with TraceWriter(store) as writer:
 
@@ -84,6 +102,8 @@ async def _run_seeds(section: EvalSection, store: TraceStore, run_id: str, env_n
                 result, session = await rollout(seed)
             if session is not None:
                 writer.submit(session)
+                if judges and result.ok:
+                    sessions[seed] = session
             by_seed[seed] = result
             if on_result is not None:
                 on_result(result)
@@ -100,9 +120,33 @@ async def _run_seeds(section: EvalSection, store: TraceStore, run_id: str, env_n
                     if result.session_id in unstored:
                         by_seed[seed] = replace(result, status="failed", error=f"the trace was not stored: {exc}")
     report.results = [by_seed[seed] for seed in section.seeds if seed in by_seed]
+    if judges:
+        report.results, report.judges = await _judge(section, judges, report.results, sessions)
     ok = report.failed == 0 and not report.nothing_judged
     store.finish_run(run_id, status="ok" if ok else "error", summary=report.summary())
     return report
+
+
+async def _judge(section: EvalSection, judges: list[EvalJudge], results: list[SeedResult],
+                 sessions: dict[int, SessionTrace]) -> tuple[list[SeedResult], list[JudgeStats]]:
+    """Every judge's score of every rollout that ended ``ok`` with a trace, in each result's ``judge_scores``."""
+    finished = [r for r in results if r.ok]
+    judged = [r for r in finished if r.seed in sessions]
+    scores: dict[int, dict[str, float | None]] = {r.seed: {} for r in finished}
+    stats = []
+    for judge in judges:
+        if judge.scorer is None:
+            stats.append(JudgeStats(judge.name, judge.score_kind, no_trace=len(finished) - len(judged),
+                                    problem=judge.problem))
+            continue
+        found = await judge.score([sessions[r.seed] for r in judged], concurrency=section.concurrency)
+        values = [judge.value(score) for score in found]
+        for result, value in zip(judged, values):
+            scores[result.seed][judge.name] = value
+        stats.append(JudgeStats(judge.name, judge.score_kind, scored=sum(v is not None for v in values),
+                                abstained=sum(v is None for v in values), no_trace=len(finished) - len(judged),
+                                invalid_verdicts=sum(invalid_verdicts(score) for score in found)))
+    return [replace(r, judge_scores=scores[r.seed]) if r.seed in scores else r for r in results], stats
 
 
 async def _rollout_here(section: EvalSection, env_name: str, policy: Any, seed: int,
