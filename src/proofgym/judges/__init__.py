@@ -36,6 +36,23 @@ from proofgym.judges._score import (
 )
 from proofgym.judges._types import CriterionVerdict, Judge, JudgeItem, JudgeVerdict, Level
 from proofgym.judges._view import clip, render_decision, render_step, render_trajectory
+from proofgym.judges._limiter import EndpointLimits, LimiterRegistry, RateLimiter, limiter_for
+from proofgym.judges._llm import LLMJudge, chat_completions_url, default_runtime_config
+from proofgym.judges._parse import (
+    ParsedGroupVerdicts,
+    ParsedVerdicts,
+    ParseProblem,
+    parse_group_verdicts,
+    parse_verdicts,
+)
+from proofgym.judges._prompt import (
+    PROMPT_VERSION,
+    build_group_messages,
+    build_messages,
+    escape_candidate,
+    verdict_schema,
+)
+from proofgym.judges._relative import RelativeJudge
 
 __all__ = [
     "AGGREGATIONS", "BLENDED_KIND", "RUBRIC_SETS", "resolve_rubric_set", "JUDGE_SOURCE", "BlendedReward", "LevelScore", "RubricScorer", "TrajectoryScore",
@@ -43,4 +60,8 @@ __all__ = [
     "Judge", "JudgeItem", "JudgeVerdict", "Level", "ProgrammaticJudge", "Rubric", "RubricSet", "RubricWeights",
     "Scale", "clip", "load_rubric_set", "register_criterion", "render_decision", "render_step", "render_trajectory",
     "rubric_set_from_data",
+    "EndpointLimits", "LLMJudge", "LimiterRegistry", "PROMPT_VERSION", "ParseProblem", "ParsedGroupVerdicts",
+    "ParsedVerdicts", "RateLimiter", "RelativeJudge", "build_group_messages", "build_messages",
+    "chat_completions_url", "default_runtime_config", "escape_candidate", "limiter_for", "parse_group_verdicts",
+    "parse_verdicts", "verdict_schema",
 ]
