@@ -137,7 +137,7 @@ def test_results_are_written_back_and_survive_the_trace_store(tmp_path):
     outcome = back.outcome_reward
     assert outcome.source == JUDGE_SOURCE and outcome.kind == "blended"
     assert outcome.total == pytest.approx(score.reward.value) and back.total_reward == pytest.approx(outcome.total)
-    assert outcome.annotation["environment"]["total"] == 1.0
+    assert outcome.annotation["environment"]["total"] == 1.0 and outcome.score == 1.0  # the official score stays
     assert outcome.annotation["outcome"]["criteria"][1] == {"id": "quality", "reason": "because", "score": 1.0,
                                                             "judge": "fake"}
     assert outcome.annotation["outcome"]["calls"][0]["latency_s"] == 0.2

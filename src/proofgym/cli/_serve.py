@@ -71,24 +71,41 @@ def serve_command(
     header_timeout_s: float = header_timeout_option(),
     body_timeout_s: float = body_timeout_option(30.0),
     max_connections: int = max_connections_option(256, "one worker holds"),
+    judges: bool = typer.Option(False, "--judges", help="Score every rollout with the environment's rubrics "
+                                                        "(event and outcome) and answer the blended reward."),
+    rubric: Optional[str] = typer.Option(None, "--rubric", help="Judge with this rubric set instead (a registered "
+                                                                "name or a .yaml/.toml/.json file); implies "
+                                                                "--judges."),
+    judge_url: Optional[str] = typer.Option(None, "--judge-url", help="OpenAI-compatible endpoint of the LLM judge "
+                                                                      "(for criteria no function computes)."),
+    judge_model: Optional[str] = typer.Option(None, "--judge-model", help="The LLM judge's model."),
+    judge_api_key_env: Optional[str] = typer.Option(None, "--judge-api-key-env",
+                                                    help="Environment variable holding the judge's API key."),
+    skip_llm_criteria: bool = typer.Option(False, "--skip-llm-criteria",
+                                           help="Without --judge-url, drop the criteria an LLM would judge."),
 ) -> None:
     """Serve an environment as a task app: GET /health, /info, /task_info?seed=, POST /rollout.
 
     The API key comes from ENVIRONMENT_API_KEY (or PROOFGYM_API_KEY, ENV_API_KEY); without one the
     app only binds a loopback address. Every rollout is recorded in the trace store. A request's env.config
     may change only the keys --allow-env-override names, and difficulty, split and index unless
-    --forbid-env-override names them.
+    --forbid-env-override names them. With --judges (or --rubric), every rollout is scored with rubrics and
+    answered with the blended reward and each decision's verdicts.
     """
     from proofgym.serve import DEFAULT_POLICIES, ServeError, serve
 
     try:
         config = load_env_config(env_config) if env_config is not None else None
         overrides = env_override_list(allow_env_override, forbid_env_override)
+        judging = None
+        if judges or rubric is not None or judge_url is not None:
+            judging = {"rubric": rubric, "judge_url": judge_url, "model": judge_model,
+                       "api_key_env": judge_api_key_env, "skip_llm_criteria": skip_llm_criteria}
         serve(env, host=host, port=port, env_config=config, traces=traces, max_concurrency=max_concurrency,
               max_body_bytes=max_body_bytes, max_time_s=max_time_s, grace_s=grace_s,
               env_overrides=overrides, policies=tuple(policies) or DEFAULT_POLICIES,
               workers=workers, log_level=log_level, header_timeout_s=header_timeout_s,
-              body_timeout_s=body_timeout_s, max_connections=max_connections)
+              body_timeout_s=body_timeout_s, max_connections=max_connections, judging=judging)
     except (ConfigError, ServeError) as exc:
         fail(exc)
 

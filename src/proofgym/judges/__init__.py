@@ -5,6 +5,7 @@ weights. Criteria that name a registered function are computed (:class:`Programm
 an LLM judge. Invalid verdicts abstain: never 0, never paid.
 """
 
+from proofgym.judges._build import JudgingConfig, build_judge, build_scorer
 from proofgym.judges._programmatic import (
     CRITERIA,
     CriterionContext,
@@ -55,7 +56,7 @@ from proofgym.judges._prompt import (
 from proofgym.judges._relative import RelativeJudge
 
 __all__ = [
-    "AGGREGATIONS", "BLENDED_KIND", "RUBRIC_SETS", "resolve_rubric_set", "JUDGE_SOURCE", "BlendedReward", "LevelScore", "RubricScorer", "TrajectoryScore",
+    "AGGREGATIONS", "BLENDED_KIND", "JudgingConfig", "build_judge", "build_scorer", "RUBRIC_SETS", "resolve_rubric_set", "JUDGE_SOURCE", "BlendedReward", "LevelScore", "RubricScorer", "TrajectoryScore",
     "blend", "env_return", "CRITERIA", "LEVELS", "Criterion", "CriterionContext", "CriterionFunction", "CriterionVerdict",
     "Judge", "JudgeItem", "JudgeVerdict", "Level", "ProgrammaticJudge", "Rubric", "RubricSet", "RubricWeights",
     "Scale", "clip", "load_rubric_set", "register_criterion", "render_decision", "render_step", "render_trajectory",

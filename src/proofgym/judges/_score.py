@@ -105,8 +105,9 @@ class TrajectoryScore:
     def apply(self, trace: SessionTrace) -> SessionTrace:
         """A copy of ``trace`` with the judged results written in: each valid decision's event total as an
         ``EventReward`` (kind ``evaluator``, source ``judge``, its criteria's verdicts as the annotation), and the
-        blended reward as the ``OutcomeReward`` (kind ``blended``, source ``judge``; the environment's own outcome
-        reward kept in its annotation). An earlier judgement's rewards are replaced, not added to."""
+        blended reward as the ``OutcomeReward``'s total (kind ``blended``, source ``judge``; its ``score`` stays
+        the environment's official outcome score, and its annotation holds the blend, the outcome rubric's
+        verdicts and the environment's own outcome reward). An earlier judgement's rewards are replaced, not added to."""
         by_index = {e.step_index: e for e in self.events}
         steps = []
         for step in trace.steps:
@@ -120,8 +121,9 @@ class TrajectoryScore:
         annotation = {**self.reward.to_dict(), "environment": environment,
                       "outcome": None if self.outcome is None else self.outcome.to_dict(),
                       "invalid_events": [e.to_dict() for e in self.events if not e.valid]}
+        # ``score`` stays the environment's official outcome score: the rubric's outcome total is in the annotation.
         outcome = OutcomeReward(total=self.reward.value, steps=len(trace.steps), kind=BLENDED_KIND,
-                                score=None if self.outcome is None else self.outcome.total,
+                                score=None if environment is None else environment.get("score"),
                                 source=JUDGE_SOURCE, annotation=annotation)
         return dataclasses.replace(trace, steps=steps, outcome_reward=outcome)
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 import os
 import uuid
@@ -81,6 +82,7 @@ def create_app(
     env_overrides: Collection[str] = (),
     policies: Collection[str] = DEFAULT_POLICIES,
     drain_on_signal: bool = False,
+    judging: Mapping[str, Any] | None = None,
 ) -> FastAPI:
     """A FastAPI task app serving environment ``env_name``.
 
@@ -106,6 +108,12 @@ def create_app(
     signal that already has a Python handler; the handlers are put back at shutdown.
     ``proofgym serve`` turns it on in every worker.
 
+    ``judging`` (a :class:`~proofgym.judges.JudgingConfig` as a mapping) turns the judges on: every finished
+    rollout is scored with the rubric set it names (default: the environment's own ``rubrics``), and the judged
+    session (its decisions' judge event rewards, the blended outcome reward) is what is stored and answered:
+    the response's returns are the blended reward, and ``metrics.details.judging`` holds each decision's and the
+    outcome's per-criterion verdicts, the blend and its per-decision split.
+
     Raises ``ValueError`` for an unknown environment, an invalid config or limit.
     """
     if env_name not in env_names():
@@ -118,6 +126,7 @@ def create_app(
     if unknown:
         raise ValueError(f"unknown policy names {unknown}; expected some of {policy_names()}")
     envs = EnvProvider(env_name, env_config, overridable=env_overrides)
+    scorer = None if judging is None else _scorer(judging, envs)
     key = api_key if api_key is not None else api_key_from_env()
     controller = RolloutController(max_concurrency)
     allowed_policies = sorted(policies)
@@ -141,6 +150,9 @@ def create_app(
                 logger.warning("cancelled %d running rollout(s) at shutdown", cancelled)
             await signals.wait()
             await recorder.close()
+            closer = getattr(getattr(scorer, "judge", None), "close", None)
+            if closer is not None:
+                await asyncio.to_thread(closer)
 
     app = FastAPI(title=f"proofgym task app: {env_name}", version=proofgym.__version__, lifespan=lifespan)
     app.state.controller = controller
@@ -279,11 +291,15 @@ def create_app(
                 if finished:
                     await _record(recorder, finished[0])
                 raise
+            judged = None
+            if scorer is not None:
+                [judged] = await scorer.score([result.session])
+                result = dataclasses.replace(result, session=judged.apply(result.session))
             # The answer is built and encoded before the session is committed: once it is stored, only
             # sending bytes is left, so a stored rollout is answered (a client retrying a failed answer
             # would run and store the rollout again).
             body = _answer(request, result, env_name=env_name, policy=policy, correlation_id=cid,
-                           trace_format=trace_format)
+                           trace_format=trace_format, judged=judged)
             await _record(recorder, result)
             return result, body
 
@@ -303,8 +319,26 @@ def create_app(
     return app
 
 
+def _scorer(judging: Mapping[str, Any], envs: EnvProvider) -> Any:
+    """The rubric scorer ``judging`` configures; ``ValueError`` naming what is wrong."""
+    from proofgym.judges import JudgingConfig, build_scorer
+
+    try:
+        config = JudgingConfig.model_validate(dict(judging))
+        default = None
+        if config.rubric is None:
+            env = envs.make(envs.base_config)
+            try:
+                default = getattr(env, "rubrics", None)
+            finally:
+                env.close()
+        return build_scorer(config, default_rubrics=default)
+    except ValidationError as exc:
+        raise ValueError(f"judging: {exc}") from None
+
+
 def _answer(request: RolloutRequest, result: RolloutResult, *, env_name: str, policy: Policy,
-            correlation_id: str | None, trace_format: Any) -> bytes | None:
+            correlation_id: str | None, trace_format: Any, judged: Any = None) -> bytes | None:
     """The encoded response to a finished rollout, or ``None`` (logged) when it cannot be built. Bounded
     when it must be (:func:`~proofgym.serve._response.response_body`), it always can: ``None`` is a last
     resort, answered with a 500."""
@@ -314,7 +348,8 @@ def _answer(request: RolloutRequest, result: RolloutResult, *, env_name: str, po
                              policy_id=request.policy.policy_id or session.policy_id or str(policy.policy_id),
                              outcome_score=result.outcome_score, verdict=result.verdict,
                              invalid_reason=result.invalid_reason, correlation_id=correlation_id,
-                             trace_format=trace_format)
+                             trace_format=trace_format,
+                             judging=None if judged is None else judged.to_dict(calls=False))
     except Exception:  # noqa: BLE001 - the rollout ran: it is stored and answered whatever failed here
         logger.exception("rollout %s ran, but its response could not be built", session.session_id)
         return None

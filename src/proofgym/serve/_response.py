@@ -114,7 +114,7 @@ def build_response(request: RolloutRequest, session: SessionTrace, *, env_name: 
                    outcome_score: float | None, verdict: Any, invalid_reason: str | None,
                    correlation_id: str | None,
                    trace_format: Literal["compact", "structured", "full"] | None,
-                   bound: bool = True) -> RolloutResponse:
+                   judging: Mapping[str, Any] | None = None, bound: bool = True) -> RolloutResponse:
     """The response to ``request`` for the finished ``session``. With ``bound`` (the default), every value and
     string the session holds is bounded (see the module docstring), so that encoding the response cannot fail;
     without, they are copied as they are.
@@ -157,7 +157,8 @@ def build_response(request: RolloutRequest, session: SessionTrace, *, env_name: 
     )
     metrics = RolloutMetrics(episode_returns=[total], mean_return=total, num_steps=len(session.steps),
                              outcome_score=outcome_score, invalid_reason=invalid_reason,
-                             details={"status": session.status, "session_id": session.session_id})
+                             details={"status": session.status, "session_id": session.session_id,
+                                      **({} if judging is None else {"judging": data(dict(judging))})})
     metadata = PipelineMetadata(
         reward_score=total,
         policy_id=policy_id,

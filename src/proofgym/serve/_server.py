@@ -48,6 +48,7 @@ def serve(
     header_timeout_s: float = DEFAULT_HEADER_TIMEOUT_S,
     body_timeout_s: float = DEFAULT_BODY_TIMEOUT_S,
     max_connections: int = DEFAULT_MAX_CONNECTIONS,
+    judging: Mapping[str, Any] | None = None,
 ) -> None:
     """Serve environment ``env_name`` on ``host:port`` until interrupted (see :func:`create_app`).
 
@@ -64,7 +65,8 @@ def serve(
     Slow clients (see :mod:`proofgym.serve._timeouts`): a request whose headers are not complete
     ``header_timeout_s`` seconds after its connection opened (or after the previous response on it), or
     whose body has not arrived ``body_timeout_s`` seconds after its headers, gets 408 and its connection
-    is closed; each worker holds at most ``max_connections`` connections (a request beyond them: 503). Raises
+    is closed; each worker holds at most ``max_connections`` connections (a request beyond them: 503).
+    ``judging`` turns the judges on (see :func:`create_app`). Raises
     :class:`ServeError` before binding anything when the app would be reachable from other
     machines without a key, or when the environment, its config or the trace store is unusable.
     """
@@ -83,7 +85,8 @@ def serve(
         "env_name": env_name, "env_config": dict(env_config or {}), "api_key": key, "store": str(source),
         "max_concurrency": max_concurrency, "max_body_bytes": max_body_bytes, "max_time_s": max_time_s,
         "grace_s": grace_s, "env_overrides": list(env_overrides), "policies": list(policies),
-        "body_timeout_s": body_timeout_s, "drain_on_signal": True}
+        "body_timeout_s": body_timeout_s, "drain_on_signal": True,
+        "judging": None if judging is None else dict(judging)}
     try:
         app = create_app(**settings)
     except ValueError as exc:
