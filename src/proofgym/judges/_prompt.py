@@ -53,7 +53,7 @@ _ESCAPES = _escape_table()
 def escape_candidate(text: str) -> str:
     """``text`` as it may appear inside a candidate block: no ``<``, ``>`` or ``&`` (nor a look-alike) is left
     as itself, and no character is invisible. Newlines and tabs stay (``\\r\\n`` becomes ``\\n``)."""
-    return model_text(text).replace("\r\n", "\n").translate(_ESCAPES)
+    return model_text(text.replace("\r\n", "\n").translate(_ESCAPES))
 
 
 def candidate_nonce(text: str) -> str:
