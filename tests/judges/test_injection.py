@@ -10,8 +10,7 @@ import json
 import httpx
 import pytest
 
-from proofgym.judges import JudgeItem, LLMJudge
-from proofgym.judges._panel import Panel
+from proofgym.judges import JudgeItem, LLMJudge, Panel
 from proofgym.judges._prompt import build_messages, candidate_block
 from proofgym.runtime import RuntimeConfig
 

@@ -54,6 +54,7 @@ from proofgym.judges._prompt import (
     verdict_schema,
 )
 from proofgym.judges._relative import RelativeJudge
+from proofgym.judges._panel import PANEL_AGGREGATES, Panel
 
 __all__ = [
     "AGGREGATIONS", "BLENDED_KIND", "JudgingConfig", "build_judge", "build_scorer", "RUBRIC_SETS", "resolve_rubric_set", "JUDGE_SOURCE", "BlendedReward", "LevelScore", "RubricScorer", "TrajectoryScore",
@@ -65,4 +66,5 @@ __all__ = [
     "ParsedVerdicts", "RateLimiter", "RelativeJudge", "build_group_messages", "build_messages",
     "chat_completions_url", "default_runtime_config", "escape_candidate", "limiter_for", "parse_group_verdicts",
     "parse_verdicts", "verdict_schema",
+    "PANEL_AGGREGATES", "Panel",
 ]
