@@ -9,10 +9,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from proofgym.judges import Criterion, Judge, JudgeItem, Rubric
+from proofgym.judges import Criterion, Judge, JudgeItem, LLMJudge, Rubric
 from proofgym.judges._panel import Panel, combine, on_scale
+from proofgym.runtime import RuntimeConfig
 
-from ._fake_judges import RaisingJudge, StaticJudge
+from ._corpus import RUBRIC as ARITH
+from ._corpus import WRONG_ANSWER
+from ._fake_judges import (FakeJudgeServer, Gullible, RaisingJudge, Scripted, StaticJudge, malformed, rate_limited,
+                           server_error)
 
 RUBRIC = Rubric(id="r", criteria=(
     Criterion(id="bounded", description="a bounded criterion", scale={"kind": "bounded", "min": 0, "max": 10}),
@@ -179,3 +183,26 @@ def test_the_members_order_never_changes_the_verdict(members, aggregate, data):
             assert RUBRIC.criterion(criterion.id).scale.problem(criterion.score) is None
             assert min(map(float, (s[criterion.id] for s in valid))) <= criterion.score
             assert criterion.score <= max(map(float, (s[criterion.id] for s in valid)))
+
+
+def test_llm_members_over_http_a_failing_endpoint_abstains_and_a_recovering_one_counts():
+    """Real LLMJudges against scripted endpoints: one answers 500 past its retries, one a 429 (Retry-After) and a
+    503 before answering, one answers at once."""
+    config = RuntimeConfig(max_concurrency=4, retries=2, backoff_base_s=0.01, backoff_max_s=0.05, timeout_s=10)
+    broken = Scripted([server_error(500)] * 3, then=lambda body: malformed())  # 3 attempts: retries=2
+    recovering = Scripted([rate_limited(0.05), server_error(503)], then=Gullible(ARITH))
+    with FakeJudgeServer(broken) as bad, FakeJudgeServer(recovering) as slow, FakeJudgeServer(Gullible(ARITH)) as ok:
+        members = [LLMJudge(server.base_url, name, runtime=config, name=name)
+                   for server, name in ((bad, "bad"), (slow, "slow"), (ok, "ok"))]
+        try:
+            verdict = asyncio.run(Panel(members, aggregate="median", min_valid=2).judge(
+                [JudgeItem(level="outcome", rubric=ARITH, candidate=WRONG_ANSWER)]))[0]
+        finally:
+            for member in members:
+                member.close()
+        assert (bad.calls, slow.calls) == (3, 3)
+    assert verdict.valid and verdict.scores() == {c.id: c.scale.min for c in ARITH.criteria}
+    by_name = {m["judge"]: m for m in verdict.meta["members"]}
+    assert by_name["bad"]["valid"] is False and by_name["bad"]["error_kind"] == "outage"
+    assert by_name["slow"]["valid"] and by_name["ok"]["valid"]
+    assert len(verdict.calls) == sum(len(m["calls"]) for m in verdict.meta["members"]) >= 6
