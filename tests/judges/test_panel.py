@@ -49,6 +49,10 @@ def test_each_aggregate_combines_as_documented(aggregate, scores, expected):
     assert combine(scores, aggregate) == expected
 
 
+def test_the_mean_of_equal_scores_is_that_score():
+    assert combine([0.9443141709217409] * 3, "mean") == 0.9443141709217409
+
+
 def test_a_binary_majority_tie_is_conservative():
     panel = Panel([StaticJudge("yes", {"binary": 1}), StaticJudge("no", {"binary": 0})], aggregate="majority")
     assert judged(panel)[0].scores()["binary"] == 0.0

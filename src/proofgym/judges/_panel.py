@@ -7,7 +7,8 @@ out. Fewer than ``min_valid`` such members make the criterion abstain (``None``)
 
 Aggregates, all independent of the members' order:
 
-- ``mean``: the arithmetic mean (an exactly rounded sum, so no order changes a bit of it);
+- ``mean``: the arithmetic mean (an exactly rounded sum, so no order changes a bit of it), never outside the
+  scores it combines;
 - ``median``: the middle value; for an even count, the mean of the two middle values;
 - ``majority``: the most frequent score; a tie is broken by the median of the tied values rounded down to the nearest
   tied value (the lower of the two middle ones), so that ties are conservative: on a binary criterion a 1-1 tie
@@ -40,7 +41,8 @@ def combine(scores: Sequence[float], aggregate: str) -> float:
         raise ValueError("combine needs at least one score")
     ordered = sorted(float(s) for s in scores)
     if aggregate == "mean":
-        return math.fsum(ordered) / len(ordered)
+        # Clamped: the rounded quotient of n equal scores can fall a bit outside them (3 x 0.9443...7 / 3).
+        return min(max(math.fsum(ordered) / len(ordered), ordered[0]), ordered[-1])
     if aggregate == "median":
         middle = len(ordered) // 2
         return ordered[middle] if len(ordered) % 2 else (ordered[middle - 1] + ordered[middle]) / 2
