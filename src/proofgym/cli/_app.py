@@ -14,10 +14,12 @@ import proofgym
 from proofgym.config import ConfigError, load_run_config
 from proofgym.cli._completion_file import read_completions
 from proofgym.cli._eval import eval_command
+from proofgym.cli._judge import judge_command
 from proofgym.cli._demo import demo_command
 from proofgym.cli._errors import fail
 from proofgym.cli._rules import rules_app
 from proofgym.cli._serve import serve_command
+from proofgym.cli._serve_model import serve_model_command
 from proofgym.cli._traces import traces_app
 from proofgym.cli._train import serve_reward_command, train_command
 from proofgym.cli._verilog import verilog_app
@@ -31,6 +33,8 @@ app.command("eval")(eval_command)
 app.command("train")(train_command)
 app.command("serve-reward")(serve_reward_command)
 app.command("demo")(demo_command)
+app.command("judge")(judge_command)
+app.command("serve-model")(serve_model_command)
 console = Console()
 
 _OUTCOME_STYLE = {"certified": "green", "refuted": "yellow", "invalid": "magenta", "format_error": "red"}
