@@ -389,3 +389,36 @@ def test_an_llm_judge_is_built_from_judge_url_model_and_the_key_variable(monkeyp
     monkeypatch.delenv("JUDGE_KEY")
     with pytest.raises(EvalError, match="eval.judge.api_key_env: the environment variable 'JUDGE_KEY' is not set"):
         build_judges(entries)
+
+
+def test_a_panel_of_llm_judges_combines_their_verdicts(tmp_path, monkeypatch):
+    import proofgym.judges as judges_package
+    from proofgym.judges import CriterionVerdict, JudgeVerdict
+
+    if not hasattr(judges_package, "Panel"):  # exported by proofgym.judges once the panel lands there
+        panel_module = pytest.importorskip("proofgym.judges._panel")
+        monkeypatch.setattr(judges_package, "Panel", panel_module.Panel, raising=False)
+    scores = {"a": 0.2, "b": 0.6}
+
+    class FakeLLMJudge:
+        def __init__(self, base_url, model, **options):
+            self.name, self.model, self.url = f"llm:{model}", model, base_url
+
+        async def judge(self, items):
+            return [JudgeVerdict(self.name, tuple(CriterionVerdict(c.id, scores[self.model], "", self.name)
+                                                  for c in item.rubric.criteria)) for item in items]
+
+    monkeypatch.setattr(judges_package, "LLMJudge", FakeLLMJudge)
+    path = eval_file(tmp_path, f"""
+        [eval.judge]
+        name = "panel"
+        rubric = {toml_value(LLM_RUBRIC)}
+        judge_url = "http://127.0.0.1:9/v1"
+        panel = ["a", {{model = "b", judge_url = "http://127.0.0.1:10/v1"}}]
+        aggregate = "mean"
+        min_valid = 2
+    """)
+    [judge] = build_judges(load_eval_config(path).eval.judge_entries())
+    assert [m.url for m in judge.scorer.judge.judges] == ["http://127.0.0.1:9/v1", "http://127.0.0.1:10/v1"]
+    report = run_eval(load_eval_config(path), judges=[judge])
+    assert report.results[0].judge_scores == {"panel": pytest.approx(0.4)}

@@ -301,8 +301,10 @@ def _build(where: str, entry: EvalJudgeConfig) -> EvalJudge:
 
 
 def _panel(where: str, entry: EvalJudgeConfig, closers: list[Any]) -> Any:
-    from proofgym.judges import Panel
-
+    try:
+        from proofgym.judges import Panel
+    except ImportError:
+        raise EvalError(f"{where}.panel: this proofgym has no Panel judge (proofgym.judges.Panel)") from None
     members = []
     for index, member in enumerate(entry.panel or ()):
         spot = f"{where}.panel[{index}]"
