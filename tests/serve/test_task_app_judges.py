@@ -71,3 +71,32 @@ def test_llm_criteria_without_a_judge_are_refused_at_start(traces_path):
         create_app("grant_eligibility", store=traces_path, judging={})
     with pytest.raises(ValueError, match="judg"):
         create_app("verilog", store=traces_path, judging={"rubric": "verilog", "bogus": 1})
+
+
+@requires_judge
+def test_the_llm_criterion_is_asked_of_the_judge_endpoint(make_client, stored):
+    from proofgym.judges import RUBRIC_SETS
+
+    from judges._fake_judges import FakeJudgeServer, Latency
+
+    outcome = RUBRIC_SETS.get("verilog").outcome
+    with FakeJudgeServer(Latency(outcome, delay_s=0.0, score=lambda cid: 7.0)) as judge:
+        client = make_client("verilog", env_config=VERILOG,
+                             judging={"judge_url": judge.base_url, "model": "fake-judge"})
+        data = client.post("/rollout", json=scripted(write_file(AND_GATE), SUBMIT)).json()
+        again = client.post("/rollout", json=scripted(write_file(AND_GATE), SUBMIT)).json()
+        calls = judge.calls
+    judging = data["metrics"]["details"]["judging"]
+    quality = judging["outcome"]["criteria"][1]
+    assert quality == {"id": "design_quality", "reason": "Looks right.", "score": 7.0, "judge": "llm:fake-judge"}
+    assert judging["outcome"]["total"] == pytest.approx(0.8 + 0.2 * 0.7)
+    assert judging["reward"]["abstained"] == []
+    # the same design again is the same candidate: answered from the judge's cache, one call in all
+    assert again["metrics"]["details"]["judging"]["outcome"]["criteria"][1]["score"] == 7.0 and calls == 1
+    # the call (request, response, tokens, latency) is stored with the judged session
+    store = stored()
+    sessions = [store.get_session(s.session_id) for s in store.list_sessions()]
+    recorded = [c for s in sessions for c in s.outcome_reward.annotation["outcome"]["calls"]]
+    # (the cached verdict carries the call that made it)
+    assert len(recorded) == 2 and recorded[0] == recorded[1] and recorded[0]["request"]["model"] == "fake-judge"
+    assert "Looks right." in recorded[0]["response"] and recorded[0]["latency_s"] >= 0
