@@ -36,7 +36,7 @@ def eval_command(
     refused; so is a judge whose Python code cannot be loaded (it is reported as not run).
     """
     from proofgym.evaluation import EvalError, load_eval_config, run_eval
-    from proofgym.evaluation._judges import build_judges
+    from proofgym.evaluation import build_judges
 
     try:
         section = load_eval_config(config).eval

@@ -12,16 +12,20 @@ from proofgym.evaluation._config import (
     parse_seeds,
 )
 from proofgym.evaluation._errors import EvalError
+from proofgym.evaluation._judges import EvalJudge, EvalJudgeConfig, build_judges
 from proofgym.evaluation._report import EvalReport, SeedResult
 from proofgym.evaluation._runner import evaluate, run_eval
 
 __all__ = [
     "EvalConfig",
     "EvalError",
+    "EvalJudge",
+    "EvalJudgeConfig",
     "EvalPolicyConfig",
     "EvalReport",
     "EvalSection",
     "SeedResult",
+    "build_judges",
     "evaluate",
     "load_eval_config",
     "parse_eval_config",
