@@ -266,3 +266,18 @@ def test_a_store_without_runs_is_an_error(tmp_path, rubric_file):
     TraceStore(tmp_path / "empty.db").close()
     result = judge("--rubric", rubric_file, "--traces", tmp_path / "empty.db")
     assert result.exit_code == 2 and "has no run with sessions to re-score" in result.output
+
+
+def test_a_registered_rubric_set_is_named_without_a_file(tmp_path):
+    from typer.testing import CliRunner
+
+    from proofgym.cli import app
+
+    candidate = tmp_path / "design.v"
+    candidate.write_text("module TopModule(input a, output b); assign b = a; endmodule\n")
+    result = CliRunner().invoke(app, ["judge", "--rubric", "verilog", "--candidate", str(candidate),
+                                      "--skip-llm-criteria", "--json"])
+    assert result.exit_code == 0, result.output
+    assert "tests_passed" in result.output and "compilation_success" in result.output
+    missing = CliRunner().invoke(app, ["judge", "--rubric", "no-such-rubric", "--candidate", str(candidate)])
+    assert missing.exit_code == 2 and "registered rubric set" in missing.output

@@ -29,8 +29,9 @@ JUDGE_RUN_KIND = "judge"
 
 
 def judge_command(
-    rubric: Path = typer.Option(..., "--rubric", help="Rubric set (YAML, TOML or JSON): ours or the reference's "
-                                                      "[rubric.weights] / [rubric.event] / [rubric.outcome] form."),
+    rubric: Path = typer.Option(..., "--rubric", help="Rubric set: a registered name (verilog) or a YAML, TOML or "
+                                                      "JSON file, ours or the reference's [rubric.weights] / "
+                                                      "[rubric.event] / [rubric.outcome] form."),
     traces: Optional[str] = typer.Option(None, "--traces", help=f"Trace store: a SQLite file or a database URL "
                                                                 f"(default: ${ENV_VAR}, else traces/proofgym.db)."),
     run: Optional[str] = typer.Option(None, "--run", help="The run to re-score (default: the latest run that is "
@@ -50,12 +51,13 @@ def judge_command(
     """Re-score stored trajectories with a rubric set: per session its env return, event and outcome totals, the
     blended reward and what abstained, then the means; the re-scored sessions are stored as a new run."""
     from proofgym.config import ConfigError
-    from proofgym.judges import RubricScorer, load_rubric_set
+    from proofgym.judges import RUBRIC_SETS, RubricScorer, load_rubric_set
 
-    if not rubric.is_file():
-        fail(f"--rubric: no rubric file at {str(rubric)!r}")
+    registered = not rubric.exists() and str(rubric) in RUBRIC_SETS
+    if not registered and not rubric.is_file():
+        fail(f"--rubric: no rubric file at {str(rubric)!r} (nor a registered rubric set: {RUBRIC_SETS.names()})")
     try:
-        rubrics = load_rubric_set(rubric)
+        rubrics = RUBRIC_SETS.get(str(rubric)) if registered else load_rubric_set(rubric)
     except (ConfigError, OSError) as exc:
         fail(exc)
     judge = _llm_judge(judge_url, model, api_key_env)

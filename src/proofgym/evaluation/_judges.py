@@ -47,6 +47,7 @@ from proofgym.config import ConfigError
 from proofgym.core import ErrorKind
 from proofgym.evaluation._errors import EvalError
 from proofgym.judges import (
+    RUBRIC_SETS,
     Judge,
     JudgeItem,
     JudgeVerdict,
@@ -200,6 +201,8 @@ def _read_rubrics(entry: EvalJudgeConfig, source: Any, where: str) -> RubricSet:
         return rubric_set_from_data(DEFAULT_RUBRIC, source="the default judge rubric")
     if isinstance(entry.rubric, str):
         path = Path(entry.rubric).expanduser()
+        if not path.exists() and entry.rubric in RUBRIC_SETS:
+            return RUBRIC_SETS.get(entry.rubric)
         if not path.is_file():
             raise ConfigError(f"{source}: {where}.rubric: no rubric file at {str(path)!r}")
         return load_rubric_set(path)
