@@ -57,14 +57,13 @@ from proofgym.judges._relative import RelativeJudge
 from proofgym.judges._panel import PANEL_AGGREGATES, Panel
 
 __all__ = [
-    "AGGREGATIONS", "BLENDED_KIND", "JudgingConfig", "build_judge", "build_scorer", "RUBRIC_SETS", "resolve_rubric_set", "JUDGE_SOURCE", "BlendedReward", "LevelScore", "RubricScorer", "TrajectoryScore",
-    "blend", "env_return", "CRITERIA", "LEVELS", "Criterion", "CriterionContext", "CriterionFunction", "CriterionVerdict",
-    "Judge", "JudgeItem", "JudgeVerdict", "Level", "ProgrammaticJudge", "Rubric", "RubricSet", "RubricWeights",
-    "Scale", "clip", "load_rubric_set", "register_criterion", "render_decision", "render_step", "render_trajectory",
-    "rubric_set_from_data",
-    "EndpointLimits", "LLMJudge", "LimiterRegistry", "PROMPT_VERSION", "ParseProblem", "ParsedGroupVerdicts",
-    "ParsedVerdicts", "RateLimiter", "RelativeJudge", "build_group_messages", "build_messages",
-    "chat_completions_url", "default_runtime_config", "escape_candidate", "limiter_for", "parse_group_verdicts",
-    "parse_verdicts", "verdict_schema",
-    "PANEL_AGGREGATES", "Panel",
+    "AGGREGATIONS", "BLENDED_KIND", "CRITERIA", "JUDGE_SOURCE", "LEVELS", "PANEL_AGGREGATES", "PROMPT_VERSION",
+    "RUBRIC_SETS", "blend", "BlendedReward", "build_group_messages", "build_judge", "build_messages", "build_scorer",
+    "chat_completions_url", "clip", "Criterion", "CriterionContext", "CriterionFunction", "CriterionVerdict",
+    "default_runtime_config", "EndpointLimits", "env_return", "escape_candidate", "Judge", "JudgeItem",
+    "JudgeVerdict", "JudgingConfig", "Level", "LevelScore", "limiter_for", "LimiterRegistry", "LLMJudge",
+    "load_rubric_set", "Panel", "parse_group_verdicts", "parse_verdicts", "ParsedGroupVerdicts", "ParsedVerdicts",
+    "ParseProblem", "ProgrammaticJudge", "RateLimiter", "register_criterion", "RelativeJudge", "render_decision",
+    "render_step", "render_trajectory", "resolve_rubric_set", "Rubric", "rubric_set_from_data", "RubricScorer",
+    "RubricSet", "RubricWeights", "Scale", "TrajectoryScore", "verdict_schema",
 ]
