@@ -28,11 +28,21 @@ import math
 import threading
 import time
 from dataclasses import dataclass
-from email.utils import parsedate_to_datetime
 from typing import TYPE_CHECKING, Any, Callable, Literal, Mapping, Sequence
 from urllib.parse import urlsplit, urlunsplit
 
-from proofgym.core import Claim, ErrorKind, Outcome, Verdict, bounded_json, redact_url
+from proofgym.core import (
+    Claim,
+    ErrorKind,
+    Outcome,
+    Verdict,
+    bounded_json,
+    error_detail,
+    excerpt,
+    redact_url,
+    retry_after_seconds,
+    usage_counts,
+)
 from proofgym.judges._limiter import EndpointLimits, RateLimiter, limiter_for
 from proofgym.judges._parse import ParsedVerdicts, ParseProblem, parse_verdicts
 from proofgym.judges._prompt import PROMPT_VERSION, build_messages, verdict_schema
@@ -56,7 +66,6 @@ MAX_RETRY_AFTER_S = 60.0
 _RESERVED_KEYS = frozenset({"model", "messages", "response_format", "stream", "n"})
 # A 400 / 422 whose message says one of these refuses the response_format.
 _FORMAT_WORDS = ("response_format", "json_schema", "schema", "unsupported", "not supported", "guided", "structured")
-_ERROR_CHARS = 500
 
 
 def chat_completions_url(base_url: str) -> str:
@@ -183,7 +192,7 @@ class _ChatEndpoint:
                 reply = _Reply(kind=ErrorKind.CRASH, error=_describe(exc))
             else:
                 reply, payload = _classify(status, raw)
-                usage = _usage(payload)
+                usage = usage_counts(payload)
                 if None not in usage:
                     reservation.settle(usage[0] + usage[1])  # type: ignore[operator]
                 if status == 429 and retry_after is not None:
@@ -212,7 +221,7 @@ class _ChatEndpoint:
                 raw += chunk
                 if len(raw) > MAX_RESPONSE_BYTES:
                     return response.status_code, None, None
-            return response.status_code, bytes(raw), _retry_after(response.headers.get("retry-after"))
+            return response.status_code, bytes(raw), retry_after_seconds(response.headers.get("retry-after"))
 
     def _get_client(self) -> httpx.AsyncClient:
         import httpx
@@ -243,7 +252,7 @@ def _classify(status: int, raw: bytes | None) -> tuple[_Reply, Any]:
                                                        "bytes"), None
     text = raw.decode("utf-8", errors="replace")
     if not 200 <= status < 300:
-        detail = f"HTTP {status}: {_error_detail(text)}"
+        detail = f"HTTP {status}: {error_detail(text)}"
         if status == 429:
             return _Reply(kind=ErrorKind.RATE_LIMITED, error=detail), None
         if status == 408:
@@ -255,7 +264,7 @@ def _classify(status: int, raw: bytes | None) -> tuple[_Reply, Any]:
         payload = json.loads(text)
     except (ValueError, RecursionError):
         return _Reply(kind=ErrorKind.MALFORMED, error=f"HTTP {status} with a body that is not JSON: "
-                                                       f"{_excerpt(text)!r}"), None
+                                                       f"{excerpt(text)!r}"), None
     if not isinstance(payload, dict):
         return _Reply(kind=ErrorKind.MALFORMED, error="the response body is not a JSON object"), None
     choices = payload.get("choices")
@@ -267,7 +276,7 @@ def _classify(status: int, raw: bytes | None) -> tuple[_Reply, Any]:
     cut_off = choice.get("finish_reason") == "length"  # type: ignore[union-attr]
     if not content.strip():
         refusal = message.get("refusal")
-        why = f"the model refused: {_excerpt(refusal)}" if isinstance(refusal, str) and refusal else \
+        why = f"the model refused: {excerpt(refusal)}" if isinstance(refusal, str) and refusal else \
             "the answer is empty"
         return _Reply(content="", kind=ErrorKind.MALFORMED, error=why, cut_off=cut_off), payload
     return _Reply(content=content, cut_off=cut_off), payload
@@ -632,52 +641,6 @@ class LLMJudge(ChatJudgeBase):
 
 def _finite(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
-
-
-def _usage(payload: Any) -> tuple[int | None, int | None]:
-    usage = payload.get("usage") if isinstance(payload, Mapping) else None
-    if not isinstance(usage, Mapping):
-        return None, None
-    return _count(usage.get("prompt_tokens")), _count(usage.get("completion_tokens"))
-
-
-def _count(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) and 0 <= value < 1 << 40 else None
-
-
-def _retry_after(value: str | None) -> float | None:
-    """Seconds to wait per ``Retry-After`` (delay-seconds or an HTTP date); ``None`` if absent or unreadable."""
-    if not value:
-        return None
-    try:
-        seconds = float(value)
-    except ValueError:
-        try:
-            seconds = parsedate_to_datetime(value).timestamp() - time.time()
-        except (TypeError, ValueError, IndexError, OverflowError):
-            return None
-    return max(0.0, seconds) if math.isfinite(seconds) else None
-
-
-def _error_detail(text: str) -> str:
-    """The message of an OpenAI-style error body (``{"error": {"message": ...}}`` or ``{"message": ...}``)."""
-    try:
-        body = json.loads(text)
-    except (ValueError, RecursionError):
-        return _excerpt(text) or "(empty body)"
-    if isinstance(body, Mapping):
-        error = body.get("error")
-        if isinstance(error, Mapping) and isinstance(error.get("message"), str):
-            return _excerpt(error["message"])
-        for key in ("message", "detail", "error"):
-            if isinstance(body.get(key), str):
-                return _excerpt(body[key])
-    return _excerpt(text)
-
-
-def _excerpt(text: str) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= _ERROR_CHARS else text[:_ERROR_CHARS - 3] + "..."
 
 
 def _bounded(text: str | None) -> str | None:

@@ -8,13 +8,12 @@ import math
 import random
 import time
 from dataclasses import dataclass
-from email.utils import parsedate_to_datetime
 from typing import Any, Literal, Mapping
 from urllib.parse import urlsplit, urlunsplit
 
 import httpx
 
-from proofgym.core import redact_url
+from proofgym.core import EXCERPT_CHARS, error_detail, excerpt, redact_url, retry_after_seconds, usage_counts
 from proofgym.policies._protocol import PolicyReply, PolicyRequest
 from proofgym.policies._text_calls import message_text, read_text_action, with_tool_instructions
 from proofgym.traces import LMCallEvent
@@ -25,7 +24,6 @@ TOOL_MODES: tuple[str, ...] = ("auto", "native", "json")
 MAX_RESPONSE_BYTES = 16 << 20
 # Request keys the policy owns; extra_body may set any other (stop, seed, logprobs, chat_template_kwargs...).
 _RESERVED_KEYS = frozenset({"model", "messages", "tools", "stream", "n"})
-_EXCERPT_CHARS = 500
 
 
 def chat_completions_url(inference_url: str) -> str:
@@ -204,7 +202,7 @@ class OpenAIChatPolicy:
             started = time.perf_counter()
             result = await self._attempt(client, body)
             latency = time.perf_counter() - started
-            prompt_tokens, completion_tokens = _usage(result.payload)
+            prompt_tokens, completion_tokens = usage_counts(result.payload)
             response = result.payload
             if response is None and result.status is not None:
                 response = {"status": result.status, "body": result.body_excerpt}
@@ -246,12 +244,12 @@ class OpenAIChatPolicy:
                 payload = None
             if not isinstance(payload, dict):
                 return _Attempt(status, error=f"HTTP {status} with a body that is not a JSON object: "
-                                             f"{_excerpt(text)!r}", body_excerpt=_excerpt(text))
+                                             f"{excerpt(text)!r}", body_excerpt=excerpt(text))
             return _Attempt(status, payload=payload)
-        detail = _error_detail(text)
+        detail = error_detail(text)
         retryable = status == 429 or status >= 500
-        return _Attempt(status, error=f"HTTP {status}: {detail}", retryable=retryable, body_excerpt=_excerpt(text),
-                        retry_after_s=_retry_after(response.headers.get("retry-after")) if retryable else None)
+        return _Attempt(status, error=f"HTTP {status}: {detail}", retryable=retryable, body_excerpt=excerpt(text),
+                        retry_after_s=retry_after_seconds(response.headers.get("retry-after")) if retryable else None)
 
     def _delay(self, attempt: int, retry_after_s: float | None) -> float:
         if retry_after_s is not None:
@@ -300,7 +298,7 @@ def _read_reply(payload: Mapping[str, Any], request: PolicyRequest, calls: list[
 
 def _native_call(tool_calls: list[Any], content: str, request: PolicyRequest,
                  calls: list[LMCallEvent]) -> PolicyReply:
-    rendered = json.dumps(tool_calls, default=str)[:_EXCERPT_CHARS]
+    rendered = json.dumps(tool_calls, default=str)[:EXCERPT_CHARS]
     as_text = {"role": "assistant", "content": f"{content}\n{rendered}".strip()}
     if len(tool_calls) != 1:
         return PolicyReply(None, as_text, calls,
@@ -327,52 +325,6 @@ def _native_call(tool_calls: list[Any], content: str, request: PolicyRequest,
 
 def _failed(calls: list[LMCallEvent], error: str) -> PolicyReply:
     return PolicyReply(None, {"role": "assistant", "content": ""}, calls, error=error, unavailable=True)
-
-
-def _usage(payload: Mapping[str, Any] | None) -> tuple[int | None, int | None]:
-    usage = payload.get("usage") if isinstance(payload, Mapping) else None
-    if not isinstance(usage, Mapping):
-        return None, None
-    return _count(usage.get("prompt_tokens")), _count(usage.get("completion_tokens"))
-
-
-def _count(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
-
-
-def _retry_after(value: str | None) -> float | None:
-    """Seconds to wait per ``Retry-After`` (delay-seconds or an HTTP date); ``None`` if absent or unreadable."""
-    if not value:
-        return None
-    try:
-        seconds = float(value)
-    except ValueError:
-        try:
-            seconds = parsedate_to_datetime(value).timestamp() - time.time()
-        except (TypeError, ValueError, IndexError, OverflowError):
-            return None
-    return max(0.0, seconds) if math.isfinite(seconds) else None
-
-
-def _error_detail(text: str) -> str:
-    """The message of an OpenAI-style error body (``{"error": {"message": ...}}`` or vLLM's ``{"message": ...}``)."""
-    try:
-        body = json.loads(text)
-    except (ValueError, RecursionError):
-        return _excerpt(text) or "(empty body)"
-    if isinstance(body, Mapping):
-        error = body.get("error")
-        if isinstance(error, Mapping) and isinstance(error.get("message"), str):
-            return _excerpt(error["message"])
-        for key in ("message", "detail", "error"):
-            if isinstance(body.get(key), str):
-                return _excerpt(body[key])
-    return _excerpt(text)
-
-
-def _excerpt(text: str) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= _EXCERPT_CHARS else text[:_EXCERPT_CHARS - 3] + "..."
 
 
 def _check_number(name: str, value: Any, *, low: float | None = None, high: float | None = None,
