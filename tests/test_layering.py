@@ -27,12 +27,13 @@ LAYERS: list[tuple[str, ...]] = [
     ("testing", "config"),                            # test helpers; the run config, assembling a reward path
     ("judges",),                                      # rubrics and judges (programmatic, LLM), blending
     ("envs",),                                        # the environment contract, base class and registry
-    ("verilog", "rulebook_envs"),                     # concrete environments (Verilog: its parser and verifier too)
+    ("verilog", "rulebook_envs", "crafter", "math"),  # concrete environments (with their parsers and verifiers)
     ("policies",),                                    # what acts in an environment
     ("rollouts",),                                    # one episode, env x policy -> trace
     ("training",),                                    # the compact GRPO loop and the demo
     ("serve",),                                       # the task app and reward server
     ("evaluation",),                                  # eval runs, local and against a task app
+    ("rl", "view"),                                   # multi-step RL over task apps; the web viewer
     ("integrations",),                                # TRL, veRL, OpenRLHF
     ("cli",),                                         # the command line
 ]
