@@ -3,9 +3,10 @@ timed out, retried, isolated from poisoned claims, guarded by a circuit breaker)
 
 from proofgym.runtime._breaker import BreakerState, CircuitBreaker
 from proofgym.runtime._cache import LRUVerdictCache, SQLiteVerdictCache, VerdictCache
-from proofgym.runtime._config import RuntimeConfig
+from proofgym.runtime._config import RayConfig, RuntimeConfig
 from proofgym.runtime._executors import Executor, InProcessExecutor, ProcessExecutor, WorkerDied
 from proofgym.runtime._metrics import RuntimeMetrics
+from proofgym.runtime._ray import RayExecutor, RayWorkerLost, connect_ray
 from proofgym.runtime._runtime import VerificationRuntime
 
 __all__ = [
@@ -15,10 +16,14 @@ __all__ = [
     "InProcessExecutor",
     "LRUVerdictCache",
     "ProcessExecutor",
+    "RayConfig",
+    "RayExecutor",
+    "RayWorkerLost",
     "RuntimeConfig",
     "RuntimeMetrics",
     "SQLiteVerdictCache",
     "VerdictCache",
     "VerificationRuntime",
     "WorkerDied",
+    "connect_ray",
 ]

@@ -90,7 +90,7 @@ class VerificationRuntime:
 
         self._owns_executor = executor is None
         if executor is None:
-            executor = ProcessExecutor(config.workers) if config.executor == "process" else InProcessExecutor()
+            executor = _build_executor(config)
         self._executor = executor
         capacity = getattr(executor, "max_concurrency", None)
         self._semaphore = asyncio.Semaphore(min(config.max_concurrency, capacity or config.max_concurrency))
@@ -515,6 +515,16 @@ class VerificationRuntime:
                          verifier=self._label, verify_s=elapsed)
             for item in raw
         ]
+
+
+def _build_executor(config: RuntimeConfig) -> Executor:
+    if config.executor == "process":
+        return ProcessExecutor(config.workers)
+    if config.executor == "ray":
+        from proofgym.runtime._ray import RayExecutor  # Ray is optional and heavy: imported only when chosen
+
+        return RayExecutor.from_config(config.ray, config.workers)
+    return InProcessExecutor()
 
 
 def _transient(verdict: Verdict | None) -> bool:

@@ -1,0 +1,283 @@
+"""The Ray executor: verifier calls on a Ray cluster, under the same contract as the process pool.
+
+Ray is imported only here, and only when a :class:`RayExecutor` is built (``pip install 'proofgym[ray]'``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import pickle
+import threading
+from typing import Any, Literal
+
+from proofgym.core import Claim
+from proofgym.runtime._config import RayConfig
+from proofgym.runtime._executors import _portable
+from proofgym.verifiers import TransientVerifierError, Verifier
+
+RayMode = Literal["actors", "tasks"]
+_INSTALL_HINT = "pip install 'proofgym[ray]'"
+_connect_lock = threading.Lock()
+
+
+class RayWorkerLost(TransientVerifierError):
+    """The Ray actor, worker or node serving a call was lost before it answered (node down, worker
+    crashed or killed by Ray's memory monitor, object lost). Transient: the runtime retries the call,
+    which Ray places on a live node, and an item that never gets an answer ends ``INVALID`` (outage),
+    never scored."""
+
+
+def import_ray() -> Any:
+    """The ``ray`` module, or an ``ImportError`` that says how to install it."""
+    try:
+        import ray
+    except ImportError as exc:
+        raise ImportError(f"the ray executor needs Ray ({_INSTALL_HINT}): {exc}") from None
+    return ray
+
+
+def connect_ray(address: str | None = None) -> Any:
+    """Join the Ray cluster at ``address`` once per process (``ray.init``) and return the ``ray`` module.
+
+    An existing connection is reused whatever its address. ``None`` joins ``$RAY_ADDRESS`` when set,
+    else starts a local Ray for this process, without the dashboard.
+    """
+    ray = import_ray()
+    with _connect_lock:
+        if not ray.is_initialized():
+            options: dict[str, Any] = {"address": address, "logging_level": "warning", "log_to_driver": False}
+            if address is None:
+                options["include_dashboard"] = False
+            try:
+                ray.init(**options)
+            except ConnectionError as exc:
+                raise ConnectionError(f"cannot join the Ray cluster at {address or '$RAY_ADDRESS'}: {exc}") from None
+    return ray
+
+
+class RayExecutor:
+    """Runs each verifier call on a Ray cluster, for CPU-bound verifiers that outgrow one machine.
+
+    ``mode="actors"`` (the default) keeps up to ``max_workers`` long-lived actors, each holding the
+    verifiers it was sent (unpickled once per actor, so a compiled rulebook or a Verilog problem set's
+    reference results are built once, not per call) and serving one call at a time. ``mode="tasks"``
+    runs one Ray task per call, the verifier unpickled from the object store each time. Either way
+    each actor or task reserves ``num_cpus`` CPUs, so the cluster's scheduler bounds concurrency
+    cluster-wide, and placement spreads over the nodes.
+
+    The contract is :class:`~proofgym.runtime.ProcessExecutor`'s: a call the runtime cancels (its
+    timeout) has its actor killed (``ray.kill``) or its task's worker killed (``ray.cancel(force=True)``),
+    so a hung verifier never holds a CPU; what the verifier raises comes back as raised (the runtime
+    classifies it); a lost actor, worker or node raises :class:`RayWorkerLost`, a transient failure the
+    runtime retries. A killed or lost actor is replaced in the background.
+
+    ``max_workers`` defaults to the cluster's CPUs divided by ``num_cpus`` when the executor is built.
+    Calls waiting for a free actor (for instance while replacements of a lost node's actors cannot be
+    placed) wait inside their timeout.
+    """
+
+    def __init__(self, address: str | None = None, *, num_cpus: float = 1.0, mode: RayMode = "actors",
+                 max_workers: int | None = None) -> None:
+        if mode not in ("actors", "tasks"):
+            raise ValueError(f"mode must be 'actors' or 'tasks', got {mode!r}")
+        if not num_cpus > 0:
+            raise ValueError(f"num_cpus must be > 0, got {num_cpus!r}")
+        if max_workers is not None and max_workers < 1:
+            raise ValueError(f"max_workers must be >= 1, got {max_workers}")
+        self._ray = ray = connect_ray(address)
+        if max_workers is None:
+            max_workers = max(1, int(ray.cluster_resources().get("CPU", 1) // num_cpus))
+        self.max_workers = max_workers
+        self.mode: RayMode = mode
+        self.num_cpus = num_cpus
+        self._options = {"num_cpus": num_cpus, "scheduling_strategy": "SPREAD"}
+        self._lock = threading.Lock()  # guards _actors and _closed: close() may come from another thread
+        self._actors: set[_Actor] = set()
+        self._closed = False
+        self._alive = 0  # started or starting, on the loop thread only
+        self._ready: asyncio.Queue[_Actor | BaseException] | None = None
+        self._payloads: dict[int, tuple[Verifier, Any]] = {}  # id(verifier) -> (verifier, object ref of its pickle)
+        self._host_class: Any = None
+        self._task: Any = None
+
+    @classmethod
+    def from_config(cls, config: RayConfig | None, max_workers: int | None = None) -> RayExecutor:
+        """The executor ``runtime.ray`` describes (defaults: :class:`RayConfig`)."""
+        config = config or RayConfig()
+        return cls(config.address, num_cpus=config.num_cpus, mode=config.mode, max_workers=max_workers)
+
+    @property
+    def max_concurrency(self) -> int:
+        return self.max_workers
+
+    def nodes_used(self) -> set[str]:
+        """Ray node ids of the actors alive now (empty in ``tasks`` mode)."""
+        with self._lock:
+            return {actor.node_id for actor in self._actors if actor.node_id is not None}
+
+    async def run(self, verifier: Verifier, claims: list[Claim]) -> list[Any]:
+        if self._closed:
+            raise RuntimeError("RayExecutor is closed")
+        token, payload = self._payload(verifier)
+        if self.mode == "tasks":
+            status, value = await self._run_task(payload, list(claims))
+        else:
+            status, value = await self._run_actor(token, payload, list(claims))
+        if status != "ok":
+            raise value
+        return value
+
+    def close(self) -> None:
+        """Kill this executor's actors; the process stays connected to Ray (other users may share it)."""
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+            actors, self._actors = self._actors, set()
+        for actor in actors:
+            actor.kill(self._ray)
+        self._payloads.clear()
+
+    # -- tasks ---------------------------------------------------------------------------------------
+
+    async def _run_task(self, payload: Any, claims: list[Claim]) -> tuple[str, Any]:
+        if self._task is None:
+            self._task = self._ray.remote(max_retries=0, **self._options)(_verify_task)
+        ref = self._task.remote(payload, claims)
+        try:
+            return await asyncio.wrap_future(ref.future())
+        except asyncio.CancelledError:
+            self._ray.cancel(ref, force=True)  # kills the worker process running it
+            raise
+        except self._ray.exceptions.RayTaskError as exc:
+            raise RuntimeError(f"verifier task failed outside the verifier: {_first_line(exc)}") from None
+        except self._ray.exceptions.RayError as exc:
+            raise RayWorkerLost(f"Ray task lost: {type(exc).__name__}: {_first_line(exc)}") from None
+
+    # -- actors --------------------------------------------------------------------------------------
+
+    async def _run_actor(self, token: int, payload: Any, claims: list[Claim]) -> tuple[str, Any]:
+        actor = await self._checkout()
+        try:
+            ref = actor.handle.verify.remote(token, None if token in actor.tokens else payload, claims)
+            status, value = await asyncio.wrap_future(ref.future())
+        except asyncio.CancelledError:
+            self._replace(actor)  # it may still be busy with this call: it never serves again
+            raise
+        except self._ray.exceptions.RayTaskError as exc:  # e.g. an answer that cannot be sent back
+            self._ready.put_nowait(actor)  # type: ignore[union-attr]  # the actor itself is fine
+            raise RuntimeError(f"verifier actor failed outside the verifier: {_first_line(exc)}") from None
+        except self._ray.exceptions.RayError as exc:
+            self._replace(actor)
+            raise RayWorkerLost(f"Ray actor lost on node {actor.node_id}: {type(exc).__name__}: "
+                                f"{_first_line(exc)}") from None
+        if status == "ok":
+            actor.tokens.add(token)
+        self._ready.put_nowait(actor)  # type: ignore[union-attr]
+        return status, value
+
+    async def _checkout(self) -> _Actor:
+        if self._ready is None:
+            self._ready = asyncio.Queue()
+        while True:
+            if self._ready.empty() and self._alive < self.max_workers:
+                self._start_actor()
+            item = await self._ready.get()
+            if isinstance(item, BaseException):
+                raise item
+            if not self._closed:
+                return item
+
+    def _start_actor(self) -> None:
+        if self._host_class is None:
+            self._host_class = self._ray.remote(max_restarts=0, max_task_retries=0, **self._options)(_VerifierHost)
+        actor = _Actor(self._host_class.remote())
+        with self._lock:
+            self._actors.add(actor)
+        self._alive += 1
+        # Start-up runs in the background (like the process pool's): a call that stops waiting for it
+        # leaves it to finish and join the pool.
+        started = asyncio.ensure_future(asyncio.wrap_future(actor.handle.node_id.remote().future()))
+        started.add_done_callback(functools.partial(self._on_started, actor))
+
+    def _on_started(self, actor: _Actor, started: asyncio.Future[str]) -> None:
+        error = None if started.cancelled() else started.exception()
+        if started.cancelled() or error is not None or self._closed:
+            self._discard(actor)
+            if error is not None and self._ready is not None:
+                lost = RayWorkerLost(f"Ray actor could not start: {type(error).__name__}: {_first_line(error)}")
+                self._ready.put_nowait(lost)
+            return
+        actor.node_id = started.result()
+        self._ready.put_nowait(actor)  # type: ignore[union-attr]
+
+    def _replace(self, actor: _Actor) -> None:
+        """Kill ``actor`` and start its successor now, so that the next call finds it warming up."""
+        self._discard(actor)
+        if not self._closed and self._alive < self.max_workers:
+            self._start_actor()
+
+    def _discard(self, actor: _Actor) -> None:
+        with self._lock:
+            known = actor in self._actors
+            self._actors.discard(actor)
+        if known:
+            self._alive -= 1
+        actor.kill(self._ray)
+
+    def _payload(self, verifier: Verifier) -> tuple[int, Any]:
+        # Keyed by id() and holding the verifier itself, so the id cannot be reused while cached.
+        entry = self._payloads.get(id(verifier))
+        if entry is None:
+            entry = (verifier, self._ray.put(pickle.dumps(verifier, protocol=pickle.HIGHEST_PROTOCOL)))
+            self._payloads[id(verifier)] = entry
+        return id(verifier), entry[1]
+
+
+class _Actor:
+    """The driver's view of one verifier actor."""
+
+    def __init__(self, handle: Any) -> None:
+        self.handle = handle
+        self.tokens: set[int] = set()  # verifiers this actor already holds
+        self.node_id: str | None = None
+
+    def kill(self, ray: Any) -> None:
+        try:
+            ray.kill(self.handle, no_restart=True)
+        except Exception:  # already dead, or Ray is shutting down
+            pass
+
+
+class _VerifierHost:
+    """A Ray actor holding verifiers, one call at a time on its own event loop (kept for its life)."""
+
+    def __init__(self) -> None:
+        self._verifiers: dict[int, Any] = {}
+        self._runner = asyncio.Runner()
+
+    def node_id(self) -> str:
+        import ray
+
+        return ray.get_runtime_context().get_node_id()
+
+    def verify(self, token: int, payload: bytes | None, claims: list[Claim]) -> tuple[str, Any]:
+        try:
+            if payload is not None:
+                self._verifiers[token] = pickle.loads(payload)
+            return "ok", self._runner.run(self._verifiers[token].verify_many(claims))
+        except BaseException as exc:  # everything the verifier does goes back to the driver as an answer
+            return "error", _portable(exc)
+
+
+def _verify_task(payload: bytes, claims: list[Claim]) -> tuple[str, Any]:
+    """A Ray task: one verifier call, the verifier unpickled for it."""
+    try:
+        return "ok", asyncio.run(pickle.loads(payload).verify_many(claims))
+    except BaseException as exc:
+        return "error", _portable(exc)
+
+
+def _first_line(exc: BaseException) -> str:
+    return (str(exc).strip().splitlines() or [""])[0][:300]
