@@ -64,7 +64,7 @@ def test_a_path_makes_its_folders_and_a_wal_sqlite_file_with_a_schema_version(tm
         assert store.url == f"sqlite:///{path}"
     with sqlite3.connect(path) as raw:
         assert raw.execute("PRAGMA journal_mode").fetchone() == ("wal",)
-        assert raw.execute("SELECT name, version FROM schema_info").fetchall() == [("traces", 1)]
+        assert raw.execute("SELECT name, version FROM schema_info").fetchall() == [("traces", 2)]
         tables = {name for (name,) in raw.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
     assert {"runs", "sessions", "steps", "lm_calls", "env_events", "verifications", "event_rewards",
             "outcome_rewards"} <= tables

@@ -235,8 +235,32 @@ def encode_session(session: SessionTrace) -> EncodedSession:
         "outcome_score": outcome_rows[0]["score"] if outcome_rows else None,
         "metadata": f.payload("metadata", session.metadata, mapping=True),
     }
+    last = steps[-1] if steps else None
+    row["outcome"], row["task_id"] = index_keys(
+        session.metadata, steps[0].observation if steps else None, last.info if last else None,
+        last.verification.outcome if last is not None and last.verification is not None else None)
     return EncodedSession(sid, run_id, row, step_rows, lm_rows, env_rows, verification_rows, reward_rows,
                           outcome_rows)
+
+
+_TASK_KEYS = ("task_id", "record_id", "problem_id")
+_KEY_CHARS = 200  # longer values are not indexed (a listing filter on them would not be useful)
+
+
+def index_keys(metadata: Any, first_observation: Any, last_info: Any,
+               last_outcome: Any) -> tuple[str | None, str | None]:
+    """``(outcome, task_id)`` as the sessions table indexes them: the last step's verification outcome (else its
+    ``info["outcome"]``), and ``metadata["task_id"]`` (else the first observation's ``data`` record or problem id,
+    else ``metadata["row_id"]``). Anything that is not a short string is None."""
+    def short(value: Any) -> str | None:
+        return value if isinstance(value, str) and 0 < len(value) <= _KEY_CHARS else None
+
+    outcome = short(last_outcome) or (short(last_info.get("outcome")) if isinstance(last_info, Mapping) else None)
+    meta = metadata if isinstance(metadata, Mapping) else {}
+    data = first_observation.get("data") if isinstance(first_observation, Mapping) else None
+    data = data if isinstance(data, Mapping) else {}
+    task = short(meta.get("task_id")) or next((short(data.get(k)) for k in _TASK_KEYS if short(data.get(k))), None)
+    return outcome, task or short(meta.get("row_id"))
 
 
 def _lm_call_row(f: Fields, at: str, sid: str, index: int, position: int, call: LMCallEvent) -> dict[str, Any]:

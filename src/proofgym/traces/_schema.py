@@ -39,8 +39,11 @@ def _payload_on_sqlite(type_: Payload, compiler: Any, **kw: Any) -> str:
     return "JSON_TEXT"
 
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 SCHEMA_NAME = "traces"
+#: Version 2 added ``sessions.outcome`` and ``sessions.task_id`` and the per-run indexes a viewer pages by;
+#: ``migrate`` brings a version-1 store there in place.
+MIGRATABLE_FROM = (1,)
 
 metadata = MetaData()
 
@@ -80,11 +83,20 @@ sessions = Table(
     Column("outcome_score", Double),
     Column("metadata", Payload, nullable=False),
     Column("written_at", Double, nullable=False),
+    Column("outcome", String),  # the last verification's outcome (else the last step's info["outcome"])
+    Column("task_id", String),  # what was attempted: metadata task_id, else the first observation's record id
     Index("ix_sessions_run_id", "run_id"),
     Index("ix_sessions_env_name", "env_name"),
     Index("ix_sessions_correlation_id", "correlation_id"),
     Index("ix_sessions_total_reward", "total_reward"),
     Index("ix_sessions_started_at", "started_at", "session_id"),
+    Index("ix_sessions_run_started", "run_id", "started_at", "session_id"),
+    Index("ix_sessions_run_reward", "run_id", "total_reward", "session_id"),
+    Index("ix_sessions_run_outcome", "run_id", "outcome", "total_reward", "session_id"),
+    Index("ix_sessions_run_status", "run_id", "status"),
+    Index("ix_sessions_run_score", "run_id", "outcome_score", "session_id"),
+    Index("ix_sessions_run_seed", "run_id", "seed"),
+    Index("ix_sessions_task_id", "task_id"),
 )
 
 

@@ -27,6 +27,7 @@ from sqlalchemy.pool import StaticPool
 from proofgym.traces import _schema as schema
 from proofgym.traces._codec import EncodedSession, Fields, RawJSON, decode_session, dumps_json, encode_session
 from proofgym.traces._dataset import to_dataset as _sessions_to_dataset
+from proofgym.traces._migrate import migrate
 from proofgym.traces._errors import (
     DuplicateSessionError,
     SchemaVersionError,
@@ -41,7 +42,9 @@ _BUSY_TIMEOUT_S = 30.0
 _IN_CHUNK = 500  # ids per IN (...) clause, well under SQLite's parameter limit
 _PG_INIT_LOCK = 0x70726F6F66  # advisory lock key: one process at a time creates the tables
 _SUMMARY_COLUMNS = ("session_id", "run_id", "env_name", "seed", "policy_id", "correlation_id", "status", "error",
-                    "started_at", "ended_at", "n_steps", "total_reward", "outcome_score")
+                    "started_at", "ended_at", "n_steps", "total_reward", "outcome_score", "outcome", "task_id")
+#: list_sessions(order=...): the listing orders, each ending on the session id so pages never overlap.
+SESSION_ORDERS = ("started", "-started", "reward", "-reward", "score", "-score")
 
 
 class TraceStore:
@@ -235,23 +238,43 @@ class TraceStore:
 
     def list_sessions(self, *, run_id: str | None = None, env_name: str | None = None,
                       min_reward: float | None = None, max_reward: float | None = None, status: str | None = None,
-                      limit: int | None = None, offset: int = 0) -> list[SessionSummary]:
-        """Summaries of the sessions matching every given filter (reward bounds inclusive), oldest first."""
+                      limit: int | None = None, offset: int = 0, order: str = "started",
+                      **more: Any) -> list[SessionSummary]:
+        """Summaries of the sessions matching every given filter (bounds inclusive), oldest first by default.
+
+        More filters (keywords): ``outcome``, ``seed``, ``task_id``, ``min_score`` / ``max_score`` (the outcome
+        score). ``order`` is one of ``SESSION_ORDERS`` (a leading ``-``: descending).
+        """
         s = schema.sessions
-        where = _where(run_id, env_name, min_reward, max_reward, status)
+        where = _where(run_id, env_name, min_reward, max_reward, status, **more)
         limit, offset = _page(limit, offset)
         query = (select(*(s.c[name] for name in _SUMMARY_COLUMNS)).where(*where)
-                 .order_by(s.c.started_at, s.c.session_id).limit(limit).offset(offset or None))
+                 .order_by(*_order(order)).limit(limit).offset(offset or None))
         with self._read() as conn:
             return [SessionSummary(**row) for row in conn.execute(query).mappings()]
 
     def count_sessions(self, *, run_id: str | None = None, env_name: str | None = None,
                        min_reward: float | None = None, max_reward: float | None = None,
-                       status: str | None = None) -> int:
-        """How many sessions match the filters."""
-        where = _where(run_id, env_name, min_reward, max_reward, status)
+                       status: str | None = None, **more: Any) -> int:
+        """How many sessions match the filters (those of ``list_sessions``)."""
+        where = _where(run_id, env_name, min_reward, max_reward, status, **more)
         with self._read() as conn:
             return conn.execute(select(func.count()).select_from(schema.sessions).where(*where)).scalar_one()
+
+    def run_statistics(self) -> dict[str, dict[str, Any]]:
+        """Per run id: its sessions' counts ``by_status`` and ``by_outcome`` and their ``reward`` min, mean, max."""
+        s = schema.sessions
+        stats: dict[str, dict[str, Any]] = defaultdict(lambda: {"by_status": {}, "by_outcome": {}, "reward": None})
+        with self._read() as conn:
+            for column, key in ((s.c.status, "by_status"), (s.c.outcome, "by_outcome")):
+                for run_id, value, n in conn.execute(select(s.c.run_id, column, func.count())
+                                                     .group_by(s.c.run_id, column)):
+                    stats[run_id][key][value or "none"] = n
+            for run_id, low, mean, high in conn.execute(
+                    select(s.c.run_id, func.min(s.c.total_reward), func.avg(s.c.total_reward),
+                           func.max(s.c.total_reward)).group_by(s.c.run_id)):
+                stats[run_id]["reward"] = {"min": low, "mean": float(mean), "max": high}
+        return dict(stats)
 
     def iter_sessions(self, *, run_id: str | None = None, env_name: str | None = None,
                       min_reward: float | None = None, max_reward: float | None = None, status: str | None = None,
@@ -350,6 +373,8 @@ class TraceStore:
                 conn.execute(insert(schema.schema_info), [{"name": schema.SCHEMA_NAME,
                                                            "version": schema.SCHEMA_VERSION,
                                                            "created_at": time.time()}])
+            elif version in schema.MIGRATABLE_FROM:
+                pass  # migrated below, in a write transaction of its own
             elif version != schema.SCHEMA_VERSION:
                 newer = version > schema.SCHEMA_VERSION
                 raise SchemaVersionError(
@@ -357,6 +382,18 @@ class TraceStore:
                     f"{'newer' if newer else 'older'} than the version {schema.SCHEMA_VERSION} this proofgym reads; "
                     + ("upgrade proofgym to open it" if newer else "it cannot be migrated; export it with the "
                        "proofgym that wrote it"))
+        if version in schema.MIGRATABLE_FROM:
+            self._migrate()
+
+    def _migrate(self) -> None:
+        """Migrate an older store in place; a store another process migrated meanwhile is left as it is."""
+        info = schema.schema_info
+        with self._write(f"migrating the trace tables to version {schema.SCHEMA_VERSION}") as conn:
+            if conn.dialect.name == "postgresql":
+                conn.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": _PG_INIT_LOCK})
+            version = conn.execute(select(info.c.version).where(info.c.name == schema.SCHEMA_NAME)).scalar()
+            if version in schema.MIGRATABLE_FROM:
+                migrate(conn, version)
 
 
 def _resolve(url: str | os.PathLike[str], create: bool) -> tuple[URL, bool, bool]:
@@ -442,11 +479,19 @@ def _database_errors(url: str, what: str) -> Iterator[None]:
         raise TraceStoreError(f"trace store {url}: {what} failed: {exc}") from exc
 
 
-def _where(run_id: Any, env_name: Any, min_reward: Any, max_reward: Any, status: Any) -> list[Any]:
+def _where(run_id: Any, env_name: Any, min_reward: Any, max_reward: Any, status: Any, *, outcome: Any = None,
+           seed: Any = None, task_id: Any = None, min_score: Any = None, max_score: Any = None) -> list[Any]:
     s, f, where = schema.sessions, Fields(), []
-    for name, value in (("run_id", run_id), ("env_name", env_name)):
+    for name, value in (("run_id", run_id), ("env_name", env_name), ("outcome", outcome), ("task_id", task_id)):
         if value is not None:
             where.append(s.c[name] == f.text(name, value))
+    if seed is not None:
+        where.append(s.c.seed == f.integer("seed", seed))
+    for name, value, compare in (("min_score", min_score, s.c.outcome_score.__ge__),
+                                 ("max_score", max_score, s.c.outcome_score.__le__)):
+        bound = f.number(name, value, optional=True)
+        if bound is not None:
+            where.append(compare(bound))
     if status is not None:
         if status not in SESSION_STATUSES:
             raise f.fail("status", f"one of {', '.join(SESSION_STATUSES)}", status)
@@ -458,6 +503,16 @@ def _where(run_id: Any, env_name: Any, min_reward: Any, max_reward: Any, status:
     if high is not None:
         where.append(s.c.total_reward <= high)
     return where
+
+
+def _order(order: Any) -> tuple[Any, ...]:
+    s = schema.sessions
+    if order not in SESSION_ORDERS:
+        raise Fields().fail("order", f"one of {', '.join(SESSION_ORDERS)}", order)
+    column = {"started": s.c.started_at, "reward": s.c.total_reward, "score": s.c.outcome_score}[order.lstrip("-")]
+    if order.startswith("-"):
+        return column.desc(), s.c.session_id.desc()
+    return column, s.c.session_id
 
 
 def _page(limit: Any, offset: Any) -> tuple[int | None, int]:

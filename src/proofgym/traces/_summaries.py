@@ -25,6 +25,8 @@ class SessionSummary:
     n_steps: int
     total_reward: float
     outcome_score: float | None
+    outcome: str | None = None
+    task_id: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
