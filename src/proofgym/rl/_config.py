@@ -1,0 +1,382 @@
+"""The RL config (``rl.toml``): the reference's sections and keys, read strictly.
+
+``[algorithm] [services] [model] [lora] [rollout] [evaluation] [training] [rubric] [judge]`` are honoured;
+``[compute] [topology] [vllm] [reference]`` and a few keys of the hosted trainer (``training.weight_sync.targets``,
+``judge.options.weights``, ...) say how a GPU cluster is laid out: they are recorded and reported once
+(:meth:`RLConfig.machine_notes`), never refused. Any other unknown key is an error naming it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from proofgym.config import ConfigError, config_problems, problem_line, read_config_file
+
+#: Sections that describe the machine the reference's hosted trainer runs on.
+MACHINE_SECTIONS: tuple[str, ...] = ("compute", "topology", "vllm", "reference")
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
+
+
+class _Open(BaseModel):
+    """A machine-layout section: any key, kept as written."""
+
+    model_config = ConfigDict(extra="allow")
+
+
+class AlgorithmSection(_Strict):
+    type: Literal["online"] = "online"
+    method: Literal["policy_gradient"] = "policy_gradient"
+    variety: Literal["gspo", "grpo"] = "grpo"
+
+
+class ServicesSection(_Strict):
+    """``task_url``: an http(s) URL of a running task app, or ``local:ENV`` to start ``proofgym serve ENV`` here.
+    ``judge_url``: an OpenAI-compatible endpoint for the rubrics' LLM criteria (``None``: those criteria are
+    skipped with a note)."""
+
+    task_url: str
+    judge_url: str | None = None
+
+    @field_validator("task_url")
+    @classmethod
+    def _task_url(cls, value: str) -> str:
+        if value.startswith("local:"):
+            if not value[len("local:"):].strip():
+                raise ValueError("expected local:ENV with an environment name, such as local:verilog")
+            return value
+        if not value.startswith(("http://", "https://")):
+            raise ValueError("expected an http(s) URL of a task app, or local:ENV (such as local:verilog)")
+        return value
+
+    @property
+    def local_env(self) -> str | None:
+        return self.task_url[len("local:"):].strip() if self.task_url.startswith("local:") else None
+
+
+class ModelSection(_Strict):
+    """``base`` (or ``source``): ``proofgym:tiny``, a hub id or a local directory. ``trainer_mode``: ``lora``
+    (peft) or ``full``; ``proofgym:tiny`` trains fully whatever is asked (it has no LoRA targets worth it)."""
+
+    base: str | None = Field(None, min_length=1)
+    source: str | None = Field(None, min_length=1)
+    trainer_mode: Literal["lora", "full"] = "lora"
+    label: str | None = None
+
+    @model_validator(mode="after")
+    def _one_model(self) -> ModelSection:
+        if (self.base is None) == (self.source is None):
+            raise ValueError("give exactly one of model.base and model.source")
+        return self
+
+    @property
+    def name(self) -> str:
+        return self.base or self.source  # type: ignore[return-value]
+
+
+class LoraSection(_Strict):
+    r: int = Field(16, ge=1, le=4096)
+    alpha: float = Field(32, gt=0)
+    dropout: float = Field(0.05, ge=0, lt=1)
+    target_modules: list[str] = Field(default_factory=lambda: ["all-linear"], min_length=1)
+
+
+class StepRewardsConfig(_Strict):
+    """``[rollout.env_config.step_rewards]``: decision-level credit (``decision_stepwise``)."""
+
+    enabled: bool = False
+    mode: Literal["decision_stepwise", "off"] = "decision_stepwise"
+    strategy: Literal["consistent", "per_achievement"] = "consistent"
+    indicator_lambda: float = Field(1.0, ge=0)
+    step_beta: float = Field(0.0, ge=0)
+    weights: dict[str, float] = Field(default_factory=dict)
+    k_limits: dict[str, int] = Field(default_factory=dict)
+
+
+class RolloutSection(_Strict):
+    env_name: str = Field(..., min_length=1)
+    policy_name: str | None = None
+    max_turns: int = Field(10, ge=1, le=1000)
+    episodes_per_batch: int = Field(4, ge=1, le=100_000)
+    max_concurrent_rollouts: int = Field(8, ge=1, le=4096)
+    batches_per_step: int = Field(1, ge=1, le=1000)
+    ops: list[str] = Field(default_factory=lambda: ["agent", "env"])
+    rubric_rewards_only: bool = False
+    env_config: dict[str, Any] = Field(default_factory=dict)
+    policy_config: dict[str, Any] = Field(default_factory=dict)
+
+    @field_validator("ops")
+    @classmethod
+    def _ops(cls, value: list[str]) -> list[str]:
+        unknown = sorted(set(value) - {"agent", "env"})
+        if unknown:
+            raise ValueError(f"unknown ops {unknown}: expected 'agent' and 'env'")
+        return value
+
+    @property
+    def step_rewards(self) -> StepRewardsConfig:
+        return StepRewardsConfig.model_validate(self.env_config.get("step_rewards") or {}, strict=True)
+
+    def env_options(self) -> dict[str, Any]:
+        """The environment's own config (``step_rewards`` is the trainer's)."""
+        return {key: value for key, value in self.env_config.items() if key != "step_rewards"}
+
+
+class EvaluationSection(_Strict):
+    instances: int = Field(16, ge=1, le=100_000)
+    every_n_iters: int = Field(10, ge=1)
+    seeds: list[int] = Field(default_factory=lambda: list(range(16)))
+
+    @field_validator("seeds")
+    @classmethod
+    def _seeds(cls, value: list[int]) -> list[int]:
+        if not value or any(seed < 0 for seed in value) or len(set(value)) != len(value):
+            raise ValueError("expected a non-empty list of distinct seeds >= 0")
+        return value
+
+
+class WeightSyncSection(_Strict):
+    enable: bool = True
+    targets: list[str] = Field(default_factory=lambda: ["policy"])
+    mode: str = "direct"
+    direct: bool = True
+    verify_every_k: int = Field(0, ge=0)
+
+
+class TrainingSection(_Strict):
+    """The reference's ``[training]`` keys, and ours: ``seed``, ``train_seeds`` (the seeds rollouts draw from,
+    never an evaluation seed; default: 10000 onwards), ``clip_eps``, ``max_error_share`` (the error budget),
+    ``overlap_rollouts`` (collect the next batch during the update: rollouts at most ``weight_sync_interval``
+    updates stale instead of ``weight_sync_interval - 1``), ``warmup_steps`` / ``warmup_lr`` (the format
+    warm-up of ``proofgym:tiny``), ``checkpoint_every``, ``output_dir``, ``max_grad_norm``, ``request_timeout_s``."""
+
+    num_epochs: int = Field(1, ge=1)
+    iterations_per_epoch: int = Field(10, ge=1)
+    gradient_accumulation_steps: int = Field(1, ge=1)
+    max_accumulated_minibatch: int = Field(1, ge=1)
+    max_turns: int | None = Field(None, ge=1, le=1000)
+    batch_size: int = Field(4, ge=1)
+    group_size: int = Field(4, ge=2, le=1024)
+    learning_rate: float = Field(5e-5, gt=0, le=1)
+    log_interval: int = Field(1, ge=1)
+    weight_sync_interval: int = Field(1, ge=1)
+    event_rewards_kind: Literal["unique", "absolute"] = "unique"
+    async_semaphore_max: int | None = Field(None, ge=1, le=4096)
+    step_rewards_enabled: bool = False
+    step_rewards_mode: Literal["decision_stepwise", "off"] = "decision_stepwise"
+    step_rewards_indicator_lambda: float = Field(1.0, ge=0)
+    step_rewards_beta: float = Field(0.0, ge=0)
+    step_rewards_strategy: Literal["consistent", "per_achievement"] = "consistent"
+    weight_sync: WeightSyncSection = Field(default_factory=WeightSyncSection)
+    seed: int = Field(0, ge=0)
+    train_seeds: list[int] | None = None
+    clip_eps: float = Field(0.2, gt=0, le=10)
+    max_grad_norm: float = Field(1.0, gt=0)
+    max_error_share: float = Field(0.5, ge=0, le=1)
+    overlap_rollouts: bool = False
+    warmup_steps: int = Field(0, ge=0)
+    warmup_lr: float = Field(1e-3, gt=0, le=1)
+    checkpoint_every: int = Field(10, ge=1)
+    output_dir: str = "runs/rl"
+    request_timeout_s: float = Field(300.0, gt=0)
+
+    @property
+    def iterations(self) -> int:
+        return self.num_epochs * self.iterations_per_epoch
+
+
+class CriterionEntry(_Strict):
+    """A rubric criterion as the reference writes it (``id`` or ``key``)."""
+
+    id: str | None = None
+    key: str | None = None
+    weight: float = Field(1.0, ge=0)
+    description: str = ""
+    scale: str | dict[str, Any] = "bounded"
+    aggregation: str | None = None
+    required: bool = False
+    function: str | None = None
+
+    @model_validator(mode="after")
+    def _named(self) -> CriterionEntry:
+        if (self.id or self.key) is None:
+            raise ValueError("a criterion needs an id (or key)")
+        return self
+
+
+class RubricLevel(_Strict):
+    rubric_id: str | None = None
+    goal_text: str | None = None
+    aggregation: Literal["weighted_sum", "sum"] = "weighted_sum"
+    criteria: list[CriterionEntry] = Field(default_factory=list)
+
+
+class BlendWeights(_Strict):
+    env: float = Field(1.0, ge=0)
+    event: float = Field(0.0, ge=0)
+    outcome: float = Field(0.0, ge=0)
+
+
+class RubricSection(_Strict):
+    """``[rubric]``: ``enabled``, the blend ``weights``, ``event`` / ``outcome`` criteria (default: the
+    environment's own rubrics), and the LLM judge's ``model``, ``api_base``, ``api_key_env``; ``set``: a
+    registered rubric set's name (ours)."""
+
+    enabled: bool = False
+    model: str | None = None
+    api_base: str | None = None
+    api_key_env: str | None = None
+    set: str | None = None
+    weights: BlendWeights | None = None
+    event: RubricLevel | None = None
+    outcome: RubricLevel | None = None
+
+
+class JudgeOptions(_Strict):
+    event: bool = True
+    outcome: bool = True
+    provider: str | None = None
+    model: str | None = None
+    rubric_id: str | None = None
+    timeout_s: float = Field(45.0, gt=0)
+    weights: dict[str, float] = Field(default_factory=dict)
+    rubric_overrides: dict[str, RubricLevel] = Field(default_factory=dict)
+
+    @field_validator("rubric_overrides")
+    @classmethod
+    def _levels(cls, value: dict[str, RubricLevel]) -> dict[str, RubricLevel]:
+        unknown = sorted(set(value) - {"event", "outcome"})
+        if unknown:
+            raise ValueError(f"unknown levels {unknown}: expected event and outcome")
+        return value
+
+
+class JudgeSection(_Strict):
+    enabled: bool = True
+    type: str | None = None
+    timeout_s: float = Field(45.0, gt=0)
+    reward_blend: BlendWeights | None = None
+    options: JudgeOptions = Field(default_factory=JudgeOptions)
+
+
+class RLConfig(_Strict):
+    """A whole ``rl.toml``."""
+
+    algorithm: AlgorithmSection = Field(default_factory=AlgorithmSection)
+    services: ServicesSection
+    model: ModelSection
+    lora: LoraSection = Field(default_factory=LoraSection)
+    rollout: RolloutSection
+    evaluation: EvaluationSection = Field(default_factory=EvaluationSection)
+    training: TrainingSection = Field(default_factory=TrainingSection)
+    rubric: RubricSection = Field(default_factory=RubricSection)
+    judge: JudgeSection | None = None
+    compute: _Open | None = None
+    topology: _Open | None = None
+    vllm: _Open | None = None
+    reference: _Open | None = None
+
+    @model_validator(mode="after")
+    def _consistent(self) -> RLConfig:
+        train = set(self.training.train_seeds or ())
+        overlap = sorted(train & set(self.evaluation.seeds))
+        if overlap:
+            raise ValueError(f"training.train_seeds and evaluation.seeds share seeds {overlap[:10]}: held-out "
+                             "seeds must stay out of training")
+        if self.rubric.weights is not None and self.judge is not None and self.judge.reward_blend is not None:
+            raise ValueError("give the blend weights once: rubric.weights or judge.reward_blend")
+        return self
+
+    @property
+    def blend_weights(self) -> BlendWeights:
+        """``[rubric.weights]`` or ``[judge.reward_blend]``; without either (or with rubrics off) the env alone."""
+        weights = self.rubric.weights or (self.judge.reward_blend if self.judge is not None else None)
+        if weights is None or not self.judging_enabled:
+            return BlendWeights(env=1.0, event=0.0, outcome=0.0)
+        return weights
+
+    @property
+    def judging_enabled(self) -> bool:
+        return self.rubric.enabled or (self.judge is not None and self.judge.enabled)
+
+    @property
+    def max_turns(self) -> int:
+        return min(n for n in (self.rollout.max_turns, self.training.max_turns) if n is not None)
+
+    @property
+    def step_rewards_enabled(self) -> bool:
+        return self.training.step_rewards_enabled or self.rollout.step_rewards.enabled
+
+    @property
+    def concurrency(self) -> int:
+        limits = [self.rollout.max_concurrent_rollouts, self.training.async_semaphore_max]
+        return min(n for n in limits if n is not None)
+
+    def rubric_levels(self) -> dict[str, RubricLevel]:
+        """The rubric levels the file spells out: ``[rubric.event]`` / ``[rubric.outcome]`` with criteria, or
+        ``[judge.options.rubric_overrides]``."""
+        levels: dict[str, RubricLevel] = {}
+        if self.judge is not None:
+            levels.update(self.judge.options.rubric_overrides)
+        for name in ("event", "outcome"):
+            level = getattr(self.rubric, name)
+            if level is not None and level.criteria:
+                levels[name] = level
+        return levels
+
+    def machine_notes(self) -> list[str]:
+        """One line naming the keys that describe a GPU cluster and have no effect here (empty if none)."""
+        keys = []
+        for section in MACHINE_SECTIONS:
+            value = getattr(self, section)
+            if value is not None:
+                keys += [f"{section}.{key}" for key in sorted(value.model_extra or {})] or [section]
+        sync = self.training.weight_sync
+        keys += [f"training.weight_sync.{key}" for key in ("targets", "mode", "direct", "verify_every_k")
+                 if key in sync.model_fields_set]
+        if self.judge is not None:
+            options = self.judge.options
+            keys += [f"judge.options.{key}" for key in ("weights", "provider", "rubric_id")
+                     if key in options.model_fields_set]
+            if "type" in self.judge.model_fields_set:
+                keys.append("judge.type")
+        for key in ("max_accumulated_minibatch", "log_interval"):
+            if key in self.training.model_fields_set:
+                keys.append(f"training.{key}")
+        if not keys:
+            return []
+        return [f"recorded, no effect on this machine: {', '.join(keys)} (one process trains and serves the "
+                "policy here)"]
+
+
+def parse_rl_config(data: dict[str, Any], *, source: str | Path = "<config>") -> RLConfig:
+    """Validate RL config data; ``ConfigError`` has one line per problem, naming the source and the key."""
+    try:
+        return RLConfig.model_validate(data)
+    except ValidationError as exc:
+        problems = config_problems(exc.errors())
+        raise ConfigError("\n".join(problem_line(source, problem) for problem in problems),
+                          problems=problems) from None
+
+
+def load_rl_config(path: str | Path) -> RLConfig:
+    """Read and validate an RL config file (TOML, or YAML / JSON)."""
+    return parse_rl_config(read_config_file(path), source=Path(path))
+
+
+def is_rl_config(path: str | Path) -> bool:
+    """Whether ``path`` is an RL config: a ``.toml`` file with an ``[algorithm]`` or ``[rollout]`` section (the
+    YAML run config with a ``train:`` section goes to the TRL trainer)."""
+    path = Path(path)
+    if path.suffix.lower() != ".toml" or not path.is_file():
+        return False
+    try:
+        data = read_config_file(path)
+    except ConfigError:
+        return True  # let the RL reader report the problem
+    return "algorithm" in data or "rollout" in data or "train" not in data

@@ -1,0 +1,210 @@
+"""Fact finding: a multi-step form of a rulebook domain. The record's facts are hidden; ``get_fact(name)`` reveals
+one per turn and ``answer(decision)`` decides. Registered as ``fact_finding`` (the grant domain by default).
+
+Rewards: the answer step pays ``correct`` (1.0) when the decision is the one the domain's rule kernel certifies for
+the record's facts; nothing else pays, so the environment's return is the outcome. The rubrics
+(:data:`FACT_FINDING_RUBRICS`) add what the trace shows per decision: credit for revealing a fact the deciding
+rules read, none for a repeated or unknown fact, and at the answer whether every deciding fact was known.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any, Mapping
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from proofgym.domains import Domain, Record, get_domain, gold_decision
+from proofgym.envs import Observation, Tool, ToolCall, ToolEnv, ToolResult
+from proofgym.judges import CriterionContext, RubricSet, rubric_set_from_data
+from proofgym.traces import StepTrace
+
+_BLOCK = 64  # records per generator call: one balanced block of the domain's branches
+
+
+class FactFindingConfig(BaseModel):
+    """``domain`` (a rulebook domain with a ``deciding_facts`` rule, see :func:`deciding_facts`), ``max_turns``,
+    ``seed_offset`` (shifts every seed: a disjoint record stream)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    domain: str = "grant_eligibility"
+    max_turns: int = Field(6, ge=2, le=64)
+    seed_offset: int = Field(0, ge=0)
+
+
+def deciding_facts(domain: Domain, facts: Mapping[str, Any]) -> frozenset[str]:
+    """The facts the deciding rules read: for a grant permit all four requirements; for a denial the failing ones
+    (any one of them decides)."""
+    if domain.name != "grant_eligibility":
+        return frozenset(facts)  # every fact counts where no finer account is known
+    from proofgym.domains import GRANT_INCOME_THRESHOLD
+
+    failing = {name for name, fails in (("age", facts["age"] < 18),
+                                         ("annual_income", facts["annual_income"] > GRANT_INCOME_THRESHOLD),
+                                         ("resident", not facts["resident"]),
+                                         ("has_active_grant", bool(facts["has_active_grant"]))) if fails}
+    return frozenset(failing or facts)
+
+
+@functools.lru_cache(maxsize=256)
+def _block(domain: str, block: int) -> tuple[Record, ...]:
+    return tuple(get_domain(domain).generate(block, _BLOCK))
+
+
+class FactFindingEnv(ToolEnv):
+    """Decide one hidden record, revealing its facts one turn at a time (see the module docstring).
+
+    Every ``get_fact`` step's ``info`` has ``fact``, ``relevant`` (a deciding fact) and ``repeated``; the answer's
+    has ``decision``, ``gold``, ``correct``, ``known`` (facts revealed before it) and ``deciding``.
+    """
+
+    def __init__(self, config: FactFindingConfig | None = None) -> None:
+        self.config = config or FactFindingConfig()
+        self.domain = get_domain(self.config.domain)
+        self._names = tuple(self.domain.spec.facts)
+        tools = [
+            Tool("get_fact", "Reveal one fact of the record.",
+                 {"type": "object", "properties": {"name": {"type": "string"}},
+                  "required": ["name"], "additionalProperties": False}),
+            Tool("answer", "Decide the record and end the episode.",
+                 {"type": "object", "properties": {"decision": {"type": "string"}},
+                  "required": ["decision"], "additionalProperties": False}),
+        ]
+        super().__init__(tools, max_turns=self.config.max_turns)
+        self._record: Record | None = None
+        self._known: list[str] = []
+
+    @property
+    def rubrics(self) -> RubricSet:
+        return FACT_FINDING_RUBRICS
+
+    @property
+    def record(self) -> Record:
+        if self._record is None:
+            raise RuntimeError("no episode yet: call reset() first")
+        return self._record
+
+    def record_for(self, seed: int) -> Record:
+        block, index = divmod(seed + self.config.seed_offset, _BLOCK)
+        return _block(self.domain.name, block)[index]
+
+    def oracle_actions(self, seed: int) -> list[Any]:
+        """Reveal the deciding facts, then give the certified decision (resets the episode)."""
+        self.reset(seed)
+        facts = self.record.facts
+        wanted = [name for name in self._names if name in deciding_facts(self.domain, facts)]
+        return [*({"tool": "get_fact", "args": {"name": name}} for name in wanted),
+                {"tool": "answer", "args": {"decision": gold_decision(self.domain, facts)}}]
+
+    def _reset(self, seed: int) -> Observation:
+        self._record = self.record_for(seed)
+        self._known = []
+        text = (f"Decide: {' or '.join(self.domain.spec.decisions)}. Hidden facts: {', '.join(self._names)}. "
+                f"{self.domain.spec.description.split('. ')[0]}.")
+        return Observation(text, {"facts": list(self._names), "record_id": self._record.id,
+                                  "max_turns": self.config.max_turns})
+
+    def _call_tool(self, call: ToolCall) -> ToolResult:
+        facts = self.record.facts
+        deciding = deciding_facts(self.domain, facts)
+        if call.name == "get_fact":
+            name = call.args["name"]
+            if name not in facts:
+                return ToolResult(Observation(f"unknown fact {name[:40]!r}: one of {', '.join(self._names)}"),
+                                  info={"tool": "get_fact", "error": "unknown fact", "fact": name[:40]})
+            repeated = name in self._known
+            self._known.append(name)
+            value = facts[name]
+            shown = str(value).lower() if isinstance(value, bool) else str(value)
+            return ToolResult(Observation(f"{name} = {shown}", {"fact": name, "value": value}),
+                              info={"tool": "get_fact", "fact": name, "relevant": name in deciding,
+                                    "repeated": repeated})
+        decision = call.args["decision"]
+        if decision not in self.domain.spec.decisions:
+            return ToolResult(Observation(f"unknown decision: one of {', '.join(self.domain.spec.decisions)}"),
+                              info={"tool": "answer", "error": "unknown decision"})
+        try:
+            gold = gold_decision(self.domain, facts)
+        except ValueError as exc:  # the kernel certifies no decision: no signal, never a zero
+            return ToolResult(Observation("The answer could not be checked."), done=True,
+                              info={"tool": "answer", "decision": decision, "invalid_reason": str(exc)})
+        correct = decision == gold
+        return ToolResult(Observation("correct" if correct else "wrong", {"correct": correct}),
+                          {"correct": 1.0} if correct else {}, done=True,
+                          info={"tool": "answer", "decision": decision, "gold": gold, "correct": correct,
+                                "known": sorted(set(self._known)), "deciding": sorted(deciding)})
+
+
+def make_fact_finding_env(**config: Any) -> FactFindingEnv:
+    """``make("fact_finding", **config)``, validated strictly."""
+    return FactFindingEnv(FactFindingConfig.model_validate(config, strict=True))
+
+
+def _tool(step: StepTrace) -> str | None:
+    return step.env_event.tool if step.env_event is not None else None
+
+
+def relevant_reveal(ctx: CriterionContext) -> tuple[float, str] | None:
+    """1 for revealing a new fact the deciding rules read, or for an answer given once every deciding fact was
+    known; 0 for a repeated, irrelevant or refused call, or an answer given blind."""
+    step = ctx.step
+    if step is None:
+        return None
+    if step.info.get("error") or _tool(step) is None:
+        return 0.0, "a refused call or no tool call"
+    if _tool(step) == "get_fact":
+        if step.info.get("repeated"):
+            return 0.0, f"{step.info.get('fact')} was already revealed"
+        return (1.0, "a deciding fact") if step.info.get("relevant") else (0.0, "not a deciding fact")
+    deciding, known = set(step.info.get("deciding") or ()), set(step.info.get("known") or ())
+    if not deciding:
+        return None
+    if step.info.get("gold") == "deny":
+        return (1.0, "a deciding fact was known") if deciding & known else (0.0, "no deciding fact was known")
+    return (1.0, "every deciding fact was known") if deciding <= known else (0.0, "answered without every fact")
+
+
+def no_redundancy(ctx: CriterionContext) -> tuple[float, str] | None:
+    """0 for a repeated ``get_fact`` or a refused call, else 1."""
+    step = ctx.step
+    if step is None:
+        return None
+    if step.info.get("error") or _tool(step) is None:
+        return 0.0, "a refused call or no tool call"
+    return (0.0, "repeated") if step.info.get("repeated") else (1.0, "not redundant")
+
+
+def correct_decision(ctx: CriterionContext) -> tuple[float, str] | None:
+    """1 when the episode's answer is the certified decision, 0 when wrong or never given; abstains when the
+    answer could not be checked."""
+    answers = [s for s in ctx.trace.steps if _tool(s) == "answer"]
+    if not answers:
+        return 0.0, "no answer"
+    info = answers[-1].info
+    if "correct" not in info:
+        return None
+    return (1.0, "certified and correct") if info["correct"] else (0.0, f"wrong (gold {info.get('gold')})")
+
+
+FACT_FINDING_RUBRICS: RubricSet = rubric_set_from_data({
+    "weights": {"env": 0.0, "event": 0.2, "outcome": 1.0},
+    "event": {
+        "id": "fact_finding/event", "version": "1", "aggregation": "weighted_sum",
+        "goal_text": "Each decision reveals a fact the deciding rules need, without repeating one.",
+        "criteria": [
+            {"id": "relevant_reveal", "weight": 0.7, "scale": "binary", "function": "fact_finding.relevant_reveal",
+             "description": "1 for revealing a deciding fact (or answering once they are known)."},
+            {"id": "no_redundancy", "weight": 0.3, "scale": "binary", "function": "fact_finding.no_redundancy",
+             "description": "0 for a repeated fact or a refused call."},
+        ],
+    },
+    "outcome": {
+        "id": "fact_finding/outcome", "version": "1", "aggregation": "weighted_sum",
+        "goal_text": "The certified decision for the hidden record.",
+        "criteria": [
+            {"id": "correct", "weight": 1.0, "scale": "binary", "function": "fact_finding.correct",
+             "description": "1 when the answer is the decision the rule kernel certifies."},
+        ],
+    },
+}, source="proofgym.rulebook_envs._fact_finding")
