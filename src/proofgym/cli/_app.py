@@ -23,6 +23,7 @@ from proofgym.cli._serve_model import serve_model_command
 from proofgym.cli._traces import traces_app
 from proofgym.cli._train import serve_reward_command, train_command
 from proofgym.cli._verilog import verilog_app
+from proofgym.cli._view import view_command
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help="Auditable verifiable rewards for LLM training.")
 app.add_typer(rules_app, name="rules")
@@ -35,6 +36,7 @@ app.command("serve-reward")(serve_reward_command)
 app.command("demo")(demo_command)
 app.command("judge")(judge_command)
 app.command("serve-model")(serve_model_command)
+app.command("view")(view_command)
 console = Console()
 
 _OUTCOME_STYLE = {"certified": "green", "refuted": "yellow", "invalid": "magenta", "format_error": "red"}

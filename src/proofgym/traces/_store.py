@@ -243,7 +243,7 @@ class TraceStore:
         """Summaries of the sessions matching every given filter (bounds inclusive), oldest first by default.
 
         More filters (keywords): ``outcome``, ``seed``, ``task_id``, ``min_score`` / ``max_score`` (the outcome
-        score). ``order`` is one of ``SESSION_ORDERS`` (a leading ``-``: descending).
+        score), ``id_prefix`` (session ids that start with it). ``order`` is one of ``SESSION_ORDERS`` (a leading ``-``: descending).
         """
         s = schema.sessions
         where = _where(run_id, env_name, min_reward, max_reward, status, **more)
@@ -480,8 +480,12 @@ def _database_errors(url: str, what: str) -> Iterator[None]:
 
 
 def _where(run_id: Any, env_name: Any, min_reward: Any, max_reward: Any, status: Any, *, outcome: Any = None,
-           seed: Any = None, task_id: Any = None, min_score: Any = None, max_score: Any = None) -> list[Any]:
+           seed: Any = None, task_id: Any = None, min_score: Any = None, max_score: Any = None,
+           id_prefix: Any = None) -> list[Any]:
     s, f, where = schema.sessions, Fields(), []
+    if id_prefix is not None:  # a range on the primary key: U+10FFFF sorts after any character in UTF-8
+        prefix = f.text("id_prefix", id_prefix, nonempty=True)
+        where += [s.c.session_id >= prefix, s.c.session_id < prefix + "\U0010ffff"]
     for name, value in (("run_id", run_id), ("env_name", env_name), ("outcome", outcome), ("task_id", task_id)):
         if value is not None:
             where.append(s.c[name] == f.text(name, value))

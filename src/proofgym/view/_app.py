@@ -1,0 +1,119 @@
+"""The viewer's web app: read-only GET pages over a trace store, behind the task app's key rules."""
+
+from __future__ import annotations
+
+import os
+from importlib import resources
+from pathlib import Path
+from typing import Iterable
+from urllib.parse import urlencode
+
+from fastapi import FastAPI, Request
+from fastapi.responses import HTMLResponse, RedirectResponse, Response
+
+from proofgym.serve import key_matches, presented_key
+from proofgym.traces import TraceStore
+from proofgym.view._site import Links, Site, ViewError
+
+#: Sent with every response: no inline script, nothing from elsewhere, no framing, no form posts elsewhere.
+CONTENT_SECURITY_POLICY = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+                           "form-action 'self'; base-uri 'none'; frame-ancestors 'none'")
+SECURITY_HEADERS = {"Content-Security-Policy": CONTENT_SECURITY_POLICY, "X-Content-Type-Options": "nosniff",
+                    "Referrer-Policy": "no-referrer", "X-Frame-Options": "DENY", "Cache-Control": "no-store"}
+KEY_COOKIE = "proofgym_view_key"
+KEY_PARAM = "key"
+STATIC_TYPES = {"view.css": "text/css; charset=utf-8", "view.js": "text/javascript; charset=utf-8"}
+
+
+def static_file(name: str) -> bytes:
+    """A file shipped in the package's ``static`` folder."""
+    return resources.files("proofgym.view").joinpath("static", name).read_bytes()
+
+
+def create_view_app(traces: str | os.PathLike[str], *, run_dirs: Iterable[str | os.PathLike[str]] = (),
+                    api_key: str | None = None) -> FastAPI:
+    """The viewer over the trace store ``traces`` (opened read-only: a missing store is an error, nothing is made).
+
+    With ``api_key``, every request must present it: ``X-API-Key`` or ``Authorization: Bearer`` (as the task
+    app), or the viewer's cookie, which ``?key=...`` on any page sets (then the page reloads without it).
+    """
+    store = TraceStore(traces, create=False)
+    site = Site(store, [Path(p) for p in run_dirs])
+    links = Links()
+    app = FastAPI(title="proofgym view", docs_url=None, redoc_url=None, openapi_url=None)
+    app.state.store = store
+
+    @app.middleware("http")
+    async def guard(request: Request, call_next):  # type: ignore[no-untyped-def]
+        if request.method not in ("GET", "HEAD"):
+            response: Response = _page(site.error_page(links, "the viewer is read-only: only GET requests", 405),
+                                       405)
+            response.headers["Allow"] = "GET, HEAD"
+        elif api_key is not None and not _authorised(request, api_key):
+            offered = request.query_params.get(KEY_PARAM)
+            if offered is not None and key_matches(api_key, offered):
+                rest = [(k, v) for k, v in request.query_params.multi_items() if k != KEY_PARAM]
+                response = RedirectResponse(request.url.path + ("?" + urlencode(rest) if rest else ""), 303)
+                response.set_cookie(KEY_COOKIE, api_key, httponly=True, samesite="strict",
+                                    secure=request.url.scheme == "https")
+            else:
+                response = _page(site.error_page(links, "this viewer needs its API key: send X-API-Key or "
+                                                        "Authorization: Bearer, or open it with ?key=...", 401), 401)
+        else:
+            response = await call_next(request)
+        response.headers.update(SECURITY_HEADERS)
+        return response
+
+    @app.exception_handler(ViewError)
+    async def view_error(_request: Request, exc: ViewError) -> Response:
+        return _page(site.error_page(links, str(exc), exc.status), exc.status)
+
+    @app.get("/", response_class=HTMLResponse)
+    def runs() -> Response:
+        return _page(site.runs_page(links))
+
+    @app.get("/runs/{run_id}", response_class=HTMLResponse)
+    def run(run_id: str) -> Response:
+        return _page(site.run_page(links, run_id))
+
+    @app.get("/sessions", response_class=HTMLResponse)
+    def sessions(request: Request) -> Response:
+        params = {k: v for k, v in request.query_params.items() if k != KEY_PARAM}
+        return _page(site.sessions_page(links, params))
+
+    @app.get("/sessions/{session_id}", response_class=HTMLResponse)
+    def session(session_id: str) -> Response:
+        return _page(site.session_page(links, session_id))
+
+    @app.get("/groups/{session_id}", response_class=HTMLResponse)
+    def group(session_id: str) -> Response:
+        return _page(site.group_page(links, session_id))
+
+    @app.get("/compare", response_class=HTMLResponse)
+    def compare(a: str, b: str | None = None) -> Response:
+        return _page(site.compare_page(links, a, b or None))
+
+    @app.get("/static/{name}")
+    def static(name: str) -> Response:
+        if name not in STATIC_TYPES:
+            raise ViewError(f"no static file {name[:80]!r}", 404)
+        return Response(static_file(name), media_type=STATIC_TYPES[name])
+
+    @app.get("/health")
+    def health() -> dict[str, str]:
+        return {"status": "ok", "traces": store.url}
+
+    @app.on_event("shutdown")
+    def close() -> None:
+        store.close()
+
+    return app
+
+
+def _authorised(request: Request, api_key: str) -> bool:
+    presented = presented_key(request.headers) or request.cookies.get(KEY_COOKIE)
+    return key_matches(api_key, presented)
+
+
+def _page(html: str, status: int = 200) -> HTMLResponse:
+    return HTMLResponse(html, status_code=status)

@@ -1,0 +1,47 @@
+"""Running the viewer: loopback by default, a key required anywhere else (the task app's rule)."""
+
+from __future__ import annotations
+
+import os
+from typing import Iterable
+
+from proofgym.serve import API_KEY_ENV_VARS, ServeError, api_key_from_env, is_loopback, uvicorn_limits
+from proofgym.traces import TraceStoreError
+
+DEFAULT_PORT = 8765
+_HEADER_TIMEOUT_S = 10.0
+_MAX_CONNECTIONS = 64
+
+
+def view_url(host: str, port: int, api_key: str | None = None) -> str:
+    """The address to open (with ``?key=`` when the viewer has a key)."""
+    shown = f"[{host}]" if ":" in host and not host.startswith("[") else host
+    return f"http://{shown}:{port}/" + ("?key=..." if api_key else "")
+
+
+def serve_view(traces: str | os.PathLike[str], *, run_dirs: Iterable[str | os.PathLike[str]] = (),
+               host: str = "127.0.0.1", port: int = DEFAULT_PORT, api_key: str | None = None,
+               log_level: str = "warning") -> None:
+    """Serve the viewer of ``traces`` on ``host:port`` until interrupted.
+
+    ``api_key`` defaults to the environment (``ENVIRONMENT_API_KEY``, ...). Raises ``ServeError`` before binding
+    when ``host`` is not a loopback address and there is no key, or when the store cannot be opened.
+    """
+    import uvicorn
+
+    from proofgym.view._app import create_view_app
+
+    key = api_key if api_key is not None else api_key_from_env()
+    if key is None and not is_loopback(host):
+        raise ServeError(f"refusing to serve the viewer on {host!r} without an API key: anyone who can reach it "
+                         f"could read every trace. Set {API_KEY_ENV_VARS[0]} (or {', '.join(API_KEY_ENV_VARS[1:])}), "
+                         "or bind a loopback address such as 127.0.0.1")
+    if not 0 <= port <= 65535:
+        raise ServeError(f"port must be in 0..65535, got {port}")
+    try:
+        app = create_view_app(traces, run_dirs=run_dirs, api_key=key)
+    except TraceStoreError as exc:
+        raise ServeError(f"cannot open the trace store {str(traces)!r}: {exc}") from None
+    limits = uvicorn_limits(header_timeout_s=_HEADER_TIMEOUT_S, max_connections=_MAX_CONNECTIONS)
+    uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level=log_level, access_log=False,
+                                  **limits)).run()
