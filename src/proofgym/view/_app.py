@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 from importlib import resources
 from pathlib import Path
-from typing import Iterable
+from typing import AsyncIterator, Iterable
 from urllib.parse import urlencode
 
 from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
+from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from proofgym.serve import key_matches, presented_key
 from proofgym.traces import TraceStore
@@ -40,7 +43,13 @@ def create_view_app(traces: str | os.PathLike[str], *, run_dirs: Iterable[str | 
     store = TraceStore(traces, create=False)
     site = Site(store, [Path(p) for p in run_dirs])
     links = Links()
-    app = FastAPI(title="proofgym view", docs_url=None, redoc_url=None, openapi_url=None)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
+        yield
+        store.close()
+
+    app = FastAPI(title="proofgym view", docs_url=None, redoc_url=None, openapi_url=None, lifespan=lifespan)
     app.state.store = store
 
     @app.middleware("http")
@@ -64,6 +73,15 @@ def create_view_app(traces: str | os.PathLike[str], *, run_dirs: Iterable[str | 
         response.headers.update(SECURITY_HEADERS)
         return response
 
+    @app.exception_handler(StarletteHTTPException)
+    async def http_error(_request: Request, exc: StarletteHTTPException) -> Response:
+        return _page(site.error_page(links, str(exc.detail), exc.status_code), exc.status_code)
+
+    @app.exception_handler(RequestValidationError)
+    async def bad_request(_request: Request, exc: RequestValidationError) -> Response:
+        named = "; ".join(f"{'.'.join(str(p) for p in e.get('loc', ()))}: {e.get('msg')}" for e in exc.errors())
+        return _page(site.error_page(links, f"bad request: {named}", 400), 400)
+
     @app.exception_handler(ViewError)
     async def view_error(_request: Request, exc: ViewError) -> Response:
         return _page(site.error_page(links, str(exc), exc.status), exc.status)
@@ -72,7 +90,7 @@ def create_view_app(traces: str | os.PathLike[str], *, run_dirs: Iterable[str | 
     def runs() -> Response:
         return _page(site.runs_page(links))
 
-    @app.get("/runs/{run_id}", response_class=HTMLResponse)
+    @app.get("/runs/{run_id:path}", response_class=HTMLResponse)
     def run(run_id: str) -> Response:
         return _page(site.run_page(links, run_id))
 
@@ -81,11 +99,11 @@ def create_view_app(traces: str | os.PathLike[str], *, run_dirs: Iterable[str | 
         params = {k: v for k, v in request.query_params.items() if k != KEY_PARAM}
         return _page(site.sessions_page(links, params))
 
-    @app.get("/sessions/{session_id}", response_class=HTMLResponse)
+    @app.get("/sessions/{session_id:path}", response_class=HTMLResponse)
     def session(session_id: str) -> Response:
         return _page(site.session_page(links, session_id))
 
-    @app.get("/groups/{session_id}", response_class=HTMLResponse)
+    @app.get("/groups/{session_id:path}", response_class=HTMLResponse)
     def group(session_id: str) -> Response:
         return _page(site.group_page(links, session_id))
 
@@ -102,10 +120,6 @@ def create_view_app(traces: str | os.PathLike[str], *, run_dirs: Iterable[str | 
     @app.get("/health")
     def health() -> dict[str, str]:
         return {"status": "ok", "traces": store.url}
-
-    @app.on_event("shutdown")
-    def close() -> None:
-        store.close()
 
     return app
 
