@@ -1,0 +1,305 @@
+"""One Crafter world: the ``crafter`` package's engine, reseeded per episode, and what the agent can see of it.
+
+``crafter`` is an optional extra (``pip install 'proofgym[crafter]'``), imported on the first world built. The
+action and achievement names are crafter 1.8.3's, written here so that configs and schemas are checked without
+it (and checked against the package when it loads).
+"""
+
+from __future__ import annotations
+
+import base64
+import collections
+import copy
+import functools
+import io
+import math
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass
+from typing import Any
+
+#: The 17 actions, in crafter's order (an action's index is its position here).
+ACTIONS: tuple[str, ...] = (
+    "noop", "move_left", "move_right", "move_up", "move_down", "do", "sleep", "place_stone", "place_table",
+    "place_furnace", "place_plant", "make_wood_pickaxe", "make_stone_pickaxe", "make_iron_pickaxe",
+    "make_wood_sword", "make_stone_sword", "make_iron_sword",
+)
+#: The 22 achievements, sorted (crafter's order).
+ACHIEVEMENTS: tuple[str, ...] = (
+    "collect_coal", "collect_diamond", "collect_drink", "collect_iron", "collect_sapling", "collect_stone",
+    "collect_wood", "defeat_skeleton", "defeat_zombie", "eat_cow", "eat_plant", "make_iron_pickaxe",
+    "make_iron_sword", "make_stone_pickaxe", "make_stone_sword", "make_wood_pickaxe", "make_wood_sword",
+    "place_furnace", "place_plant", "place_stone", "place_table", "wake_up",
+)
+INSTALL_HINT = "pip install 'proofgym[crafter]' (crafter==1.8.3)"
+_VITALS = ("health", "food", "drink", "energy")
+#: How far the agent sees: crafter's local view is 9 x 7 cells around the player (the image's top 7 rows).
+_SIGHT = (4, 3)
+_MAP_RADIUS = 2  # the reference's 5 x 5 text map
+_MAP_GLYPHS = {"water": "~", "grass": ".", "stone": "#", "path": "_", "sand": ":", "tree": "T", "lava": "!",
+               "coal": "c", "iron": "i", "diamond": "d", "table": "t", "furnace": "f", None: " ",
+               "cow": "C", "zombie": "Z", "skeleton": "S", "arrow": "a", "plant": "p"}
+_HOSTILES = ("zombie", "skeleton")
+TRAIT_RADIUS = 10
+#: Freshly generated worlds kept per process (worldgen is most of a reset; GRPO groups and evals repeat seeds).
+WORLD_CACHE_SIZE = 64
+
+
+class _WorldCache:
+    """Snapshots of freshly reset worlds by ``(seed, area)``, least recently used dropped first."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self._snapshots: OrderedDict[tuple[int, tuple[int, int]], tuple[Any, Any]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key: tuple[int, tuple[int, int]]) -> tuple[Any, Any] | None:
+        with self._lock:
+            found = self._snapshots.get(key)
+            if found is not None:
+                self._snapshots.move_to_end(key)
+            return found
+
+    def put(self, key: tuple[int, tuple[int, int]], snapshot: tuple[Any, Any]) -> None:
+        with self._lock:
+            self._snapshots[key] = snapshot
+            while len(self._snapshots) > self.size:
+                self._snapshots.popitem(last=False)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._snapshots.clear()
+
+
+WORLDS = _WorldCache(WORLD_CACHE_SIZE)
+
+
+class _OrderedSet:
+    """A set that iterates in insertion order (what crafter keeps each chunk's objects in)."""
+
+    def __init__(self) -> None:
+        self._items: dict[Any, None] = {}
+
+    def add(self, item: Any) -> None:
+        self._items[item] = None
+
+    def remove(self, item: Any) -> None:
+        del self._items[item]
+
+    def __iter__(self) -> Any:
+        return iter(list(self._items))
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def __contains__(self, item: Any) -> bool:
+        return item in self._items
+
+
+@functools.lru_cache(maxsize=1)
+def _ordered_world(world: type) -> type:
+    """crafter's World with each chunk's objects in insertion order: crafter keeps them in plain sets, which
+    iterate in memory-address order, so which creature it despawns would differ between runs of one seed."""
+
+    class OrderedWorld(world):  # type: ignore[misc, valid-type]
+        def reset(self, seed: Any = None) -> None:
+            super().reset(seed)
+            self._chunks = collections.defaultdict(_OrderedSet)
+
+    return OrderedWorld
+
+
+class CrafterUnavailable(RuntimeError):
+    """The ``crafter`` package is not installed (the message says how to install it)."""
+
+
+def _engine() -> Any:
+    try:
+        import crafter
+    except ImportError:
+        raise CrafterUnavailable(f"the crafter environment needs the crafter package: {INSTALL_HINT}") from None
+    if tuple(crafter.constants.actions) != ACTIONS or tuple(crafter.constants.achievements) != ACHIEVEMENTS:
+        raise CrafterUnavailable(f"this crafter package's actions or achievements differ from crafter 1.8.3's: "
+                                 f"{INSTALL_HINT}")
+    return crafter
+
+
+@dataclass(frozen=True)
+class Sighting:
+    """The nearest thing of one kind in view: its offset east (``dx``) and south (``dy``) of the player."""
+
+    name: str
+    dx: int
+    dy: int
+
+    @property
+    def steps(self) -> int:
+        return abs(self.dx) + abs(self.dy)
+
+    def describe(self) -> str:
+        parts = [f"{abs(self.dy)} {'north' if self.dy < 0 else 'south'}"] if self.dy else []
+        if self.dx:
+            parts.append(f"{abs(self.dx)} {'west' if self.dx < 0 else 'east'}")
+        return f"{self.name} {self.steps} step{'s' if self.steps != 1 else ''} to your {direction(self.dx, self.dy)}" \
+               f" ({', '.join(parts)})"
+
+
+def direction(dx: int, dy: int) -> str:
+    """``north``, ``south-east``, ... of an offset (east and south positive); ``here`` for none."""
+    vertical = "north" if dy < 0 else "south" if dy > 0 else ""
+    horizontal = "west" if dx < 0 else "east" if dx > 0 else ""
+    return "-".join(part for part in (vertical, horizontal) if part) or "here"
+
+
+class CrafterWorld:
+    """A crafter engine (one per environment instance), reset to the world of a seed.
+
+    ``reset(seed)`` gives the world ``crafter.Env(seed=seed).reset()`` gives, on the same instance (no textures
+    reloaded); ``step(name)`` runs one action. ``frames`` turns rendering on: without it nothing is drawn (the
+    text view reads the world itself), which is most of the engine's time per step.
+    """
+
+    def __init__(self, *, max_steps: int, frames: bool, size: int = 64) -> None:
+        crafter = _engine()
+        draw = frames
+
+        class _Engine(crafter.Env):  # type: ignore[misc, name-defined]
+            def _obs(self) -> Any:  # crafter renders every step; a text-only episode needs no frame
+                if draw:
+                    return self.render()
+                if self._world.daylight < 0.5:
+                    # Rendering at night draws its noise from the world's generator: drawn here too, so that an
+                    # episode without frames is the same episode as with them (and as crafter's own).
+                    unit = self._size // self._view
+                    self._world.random.uniform(32, 127, tuple(self._local_view._grid * unit))
+                return None
+
+        self._env = _Engine(size=(size, size), length=max_steps, reward=True, seed=0)
+        self._env._world.__class__ = _ordered_world(crafter.engine.World)  # the views hold this object
+        self._objects = crafter.objects
+        self.frames = frames
+        self.last_frame: Any = None
+        self.seed: int | None = None
+
+    def reset(self, seed: int) -> None:
+        env = self._env
+        key = (seed, tuple(env._area))
+        snapshot = WORLDS.get(key)
+        if snapshot is None:
+            # crafter seeds episode k of Env(seed=s) with hash((s, k)): episode 1 of a fresh seed, every time.
+            env._seed, env._episode = seed, 0
+            self.last_frame = env.reset()
+            WORLDS.put(key, copy.deepcopy((env._world, env._player)))
+        else:
+            # The snapshot copied into this engine's own world object (its views hold that object): every
+            # reference to the snapshot's world in the copy becomes this one.
+            world, player = snapshot
+            state, env._player = copy.deepcopy((world.__dict__, player), {id(world): env._world})
+            env._world.__dict__.clear()
+            env._world.__dict__.update(state)
+            env._seed, env._episode, env._step = seed, 1, 0
+            env._last_health, env._unlocked = env._player.health, set()
+            env._update_time()
+            self.last_frame = env._obs()
+        self.seed = seed
+
+    def step(self, action: str) -> tuple[bool, dict[str, Any]]:
+        """Run one action; ``(dead_or_out_of_steps, crafter's info)``."""
+        frame, _, done, info = self._env.step(ACTIONS.index(action))
+        self.last_frame = frame
+        return bool(done), info
+
+    @property
+    def player(self) -> Any:
+        return self._env._player
+
+    @property
+    def steps(self) -> int:
+        return int(self._env._step or 0)
+
+    @property
+    def dead(self) -> bool:
+        return self.player.health <= 0
+
+    def inventory(self) -> dict[str, int]:
+        return {name: int(count) for name, count in self.player.inventory.items()}
+
+    def achievements(self) -> dict[str, int]:
+        return {name: int(self.player.achievements[name]) for name in ACHIEVEMENTS}
+
+    def _cell(self, x: int, y: int) -> str | None:
+        world = self._env._world
+        if not (0 <= x < world.area[0] and 0 <= y < world.area[1]):
+            return None
+        material, obj = world[x, y]
+        return type(obj).__name__.lower() if obj is not None else material
+
+    def facing(self) -> tuple[int, int, str | None]:
+        """The direction faced (``dx``, ``dy``) and what is there."""
+        px, py = (int(v) for v in self.player.pos)
+        fx, fy = (int(v) for v in self.player.facing)
+        return fx, fy, self._cell(px + fx, py + fy)
+
+    def sightings(self) -> list[Sighting]:
+        """The nearest thing of each kind in view (grass and the player excluded), nearest first."""
+        px, py = (int(v) for v in self.player.pos)
+        nearest: dict[str, Sighting] = {}
+        for dx in range(-_SIGHT[0], _SIGHT[0] + 1):
+            for dy in range(-_SIGHT[1], _SIGHT[1] + 1):
+                name = self._cell(px + dx, py + dy)
+                if name in (None, "grass", "player") or (dx, dy) == (0, 0):
+                    continue
+                seen = nearest.get(name)
+                if seen is None or (abs(dx) + abs(dy), dy, dx) < (seen.steps, seen.dy, seen.dx):
+                    nearest[name] = Sighting(name, dx, dy)
+        return sorted(nearest.values(), key=lambda s: (s.steps, s.name))
+
+    def text_map(self) -> list[str]:
+        """The 5 x 5 cells around the player, north up, the player as ``@``."""
+        px, py = (int(v) for v in self.player.pos)
+        rows = []
+        for dy in range(-_MAP_RADIUS, _MAP_RADIUS + 1):
+            row = [("@" if (dx, dy) == (0, 0) else _MAP_GLYPHS.get(self._cell(px + dx, py + dy), "?"))
+                   for dx in range(-_MAP_RADIUS, _MAP_RADIUS + 1)]
+            rows.append("".join(row))
+        return rows
+
+    def traits(self) -> dict[str, int]:
+        """The reference's difficulty traits of the world as reset: trees and hostiles within 10 cells (Euclidean)
+        of the player."""
+        px, py = (int(v) for v in self.player.pos)
+        trees = hostiles = 0
+        for dx in range(-TRAIT_RADIUS, TRAIT_RADIUS + 1):
+            for dy in range(-TRAIT_RADIUS, TRAIT_RADIUS + 1):
+                if math.hypot(dx, dy) > TRAIT_RADIUS:
+                    continue
+                name = self._cell(px + dx, py + dy)
+                trees += name == "tree"
+                hostiles += name in _HOSTILES
+        return {"trees": trees, "hostiles": hostiles}
+
+    def frame_png(self) -> str | None:
+        """The last frame as base64 PNG (``None`` without frames)."""
+        if self.last_frame is None:
+            return None
+        from PIL import Image
+
+        buffer = io.BytesIO()
+        Image.fromarray(self.last_frame).save(buffer, format="PNG", optimize=True)
+        return base64.b64encode(buffer.getvalue()).decode("ascii")
+
+    def vitals(self) -> dict[str, int]:
+        inventory = self.player.inventory
+        return {name: int(inventory[name]) for name in _VITALS}
+
+    def items(self) -> dict[str, int]:
+        """The inventory without the vitals, items held only."""
+        return {name: int(count) for name, count in self.player.inventory.items() if name not in _VITALS and count}
+
+    @property
+    def sleeping(self) -> bool:
+        return bool(self.player.sleeping)
+
+    @property
+    def position(self) -> tuple[int, int]:
+        return int(self.player.pos[0]), int(self.player.pos[1])
