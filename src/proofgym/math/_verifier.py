@@ -96,6 +96,8 @@ class MathVerifier:
                                             f"{type(gold).__name__} and {type(answer).__name__}")
         math_verify = _math_verify()
         options = self.options
+        if not gold.strip() or not balanced(gold):
+            return invalid(ErrorKind.CRASH, f"the gold answer {gold[:80]!r} is blank or its braces do not balance")
         try:
             gold_parsed = _parse_gold(gold)
         except Exception as exc:  # noqa: BLE001 - Math-Verify's own errors: the gold answer is unusable
