@@ -24,10 +24,9 @@ def demo_command(
                                                       "does not learn."),
     cache_dir: Optional[Path] = typer.Option(None, "--cache-dir", help="Where the tiny model is built once "
                                                                        "(default ~/.cache/proofgym)."),
-    threads: Optional[int] = typer.Option(None, "--threads", min=1, help="CPU threads for torch (default 1: "
-                                                                         "a seed's run is then the same on any "
-                                                                         "core count, and a busy core cannot "
-                                                                         "stall it)."),
+    threads: Optional[int] = typer.Option(None, "--threads", min=1, help="CPU threads for torch (default 2, "
+                                                                         "on any core count: a seed's run then "
+                                                                         "does not depend on it)."),
 ) -> None:
     """Build a tiny model locally and train it by GRPO against the embedded rule kernel.
 
@@ -36,7 +35,9 @@ def demo_command(
     evaluations in a row.
     """
     try:
-        from proofgym.training import DemoSettings, run_demo
+        from proofgym.training import DemoSettings, prefer_passive_waiting, run_demo
+
+        prefer_passive_waiting()  # before torch loads OpenMP
         import torch  # noqa: F401  (the train extra: fail here with a clear message, not mid-run)
     except ImportError as exc:
         print_error(f"the demo needs the train extra (pip install 'proofgym[train]'): {exc}")

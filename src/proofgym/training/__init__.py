@@ -23,6 +23,7 @@ from proofgym.training._grpo import (
 from proofgym.training._heldout import HeldoutReport, evaluate_heldout
 from proofgym.training._report import MetricsLog
 from proofgym.training._sft import SFTConfig, sft_warmup
+from proofgym.training._threads import prefer_passive_waiting
 from proofgym.training._tiny import TinyModelConfig, build_tiny_model
 
 __all__ = [
@@ -50,6 +51,7 @@ __all__ = [
     "generate",
     "group_advantages",
     "grpo_loss",
+    "prefer_passive_waiting",
     "run_demo",
     "sft_warmup",
 ]

@@ -60,10 +60,11 @@ class DemoSettings:
     average_decay: float | None = 0.9
     # Stop once every branch is at the goal at two evaluations in a row (the summary says when it stopped).
     stop_at_goal: bool = True
-    # One thread: a seed's run does not depend on the core count, and a busy second core cannot stall it. Two
-    # threads halve a training update on an idle 2-core machine, but with another job on one core every step
-    # waits for the descheduled thread and runs 10-25x slower (measured here).
-    threads: int | None = 1
+    # Two threads, whatever the core count, so that a seed's run does not depend on it (each thread count rounds
+    # its own way). On 2 idle cores a step takes about 0.6x the time of one thread. With spinning OpenMP threads a
+    # busy second core made every step wait for the descheduled thread (2-4x slower than one thread); the CLI
+    # makes them wait passively (``prefer_passive_waiting``), and a step then stays faster than on one thread.
+    threads: int | None = 2
 
     def __post_init__(self) -> None:
         for name in ("steps", "train_rows", "heldout_rows", "eval_every", "eval_batch_size"):
