@@ -4,7 +4,8 @@
 #
 #   scripts/system_packages.sh [--strict] [TOOL...]
 #
-# TOOLs: make python3 venv iverilog bwrap postgres; none given: all but postgres (a server: .ci/run asks for it).
+# TOOLs: make python3 venv iverilog bwrap chromium postgres; none given: all but postgres (a server: .ci/run asks for
+# it).
 # Present tools cost a `command -v` each, and nothing is printed. Missing ones are installed with apt-get when this
 # runs as root or passwordless sudo works; otherwise (not root, no passwordless sudo, no apt-get, apt-get failed, or
 # PROOFGYM_NO_SYSTEM_PACKAGES=1) it prints ONE line to stderr naming what is missing, what goes without it and the
@@ -24,13 +25,15 @@ fi
 
 # tool: package | what it is | what goes without it
 declare -A PACKAGE=([make]=make [python3]=python3 [venv]=python3-venv [iverilog]=iverilog [bwrap]=bubblewrap
-                    [postgres]=postgresql)
+                    [postgres]=postgresql [chromium]=chromium)
 declare -A LABEL=([make]=make [python3]=python3 [venv]="Python's venv module (python3-venv)"
-                  [iverilog]="Icarus Verilog (iverilog)" [bwrap]="bubblewrap (bwrap)" [postgres]=PostgreSQL)
+                  [iverilog]="Icarus Verilog (iverilog)" [bwrap]="bubblewrap (bwrap)" [postgres]=PostgreSQL
+                  [chromium]="Chromium (chromium)")
 declare -A WITHOUT=([make]="make cannot run" [python3]="nothing can run" [venv]="make cannot create .venv"
                     [iverilog]="the Verilog tests will skip" [bwrap]="the Verilog tests will skip"
-                    [postgres]="the Postgres trace-store tests will skip")
-DEFAULT=(make python3 venv iverilog bwrap)
+                    [postgres]="the Postgres trace-store tests will skip"
+                    [chromium]="the viewer's browser tests will skip")
+DEFAULT=(make python3 venv iverilog bwrap chromium)
 
 present() {
     case "$1" in
