@@ -132,12 +132,12 @@ class EvaluationSection(_Strict):
     every_n_iters: int = Field(10, ge=1)
     seeds: list[int] = Field(default_factory=lambda: list(range(16)))
 
-    @field_validator("seeds")
+    @field_validator("seeds", mode="before")
     @classmethod
-    def _seeds(cls, value: list[int]) -> list[int]:
-        if not value or any(seed < 0 for seed in value) or len(set(value)) != len(value):
-            raise ValueError("expected a non-empty list of distinct seeds >= 0")
-        return value
+    def _seeds(cls, value: Any) -> list[int]:
+        from proofgym.evaluation import parse_seeds
+
+        return parse_seeds(value)
 
 
 class WeightSyncSection(_Strict):
@@ -151,8 +151,7 @@ class WeightSyncSection(_Strict):
 class TrainingSection(_Strict):
     """The reference's ``[training]`` keys, and ours: ``seed``, ``train_seeds`` (the seeds rollouts draw from,
     never an evaluation seed; default: 10000 onwards), ``clip_eps``, ``max_error_share`` (the error budget),
-    ``overlap_rollouts`` (collect the next batch during the update: rollouts at most ``weight_sync_interval``
-    updates stale instead of ``weight_sync_interval - 1``), ``warmup_steps`` / ``warmup_lr`` (the format
+    ``warmup_steps`` / ``warmup_lr`` (the format
     warm-up of ``proofgym:tiny``), ``checkpoint_every``, ``output_dir``, ``max_grad_norm``, ``request_timeout_s``."""
 
     num_epochs: int = Field(1, ge=1)
@@ -178,7 +177,6 @@ class TrainingSection(_Strict):
     clip_eps: float = Field(0.2, gt=0, le=10)
     max_grad_norm: float = Field(1.0, gt=0)
     max_error_share: float = Field(0.5, ge=0, le=1)
-    overlap_rollouts: bool = False
     warmup_steps: int = Field(0, ge=0)
     warmup_lr: float = Field(1e-3, gt=0, le=1)
     checkpoint_every: int = Field(10, ge=1)

@@ -97,6 +97,16 @@ class FactFindingEnv(ToolEnv):
         return [*({"tool": "get_fact", "args": {"name": name}} for name in wanted),
                 {"tool": "answer", "args": {"decision": gold_decision(self.domain, facts)}}]
 
+    def warmup_actions(self, seed: int, rng: Any) -> list[Any]:
+        """A random well-formed episode for a format warm-up: some facts in a random order, then a random
+        decision (right half of the time at best: it teaches the call format, not the rules). Resets the episode."""
+        self.reset(seed)
+        names = list(self._names)
+        rng.shuffle(names)
+        chosen = names[:rng.randint(0, len(names))]
+        return [*({"tool": "get_fact", "args": {"name": name}} for name in chosen),
+                {"tool": "answer", "args": {"decision": rng.choice(list(self.domain.spec.decisions))}}]
+
     def _reset(self, seed: int) -> Observation:
         self._record = self.record_for(seed)
         self._known = []

@@ -1,0 +1,60 @@
+"""``proofgym train --config rl.toml``: multi-step RL over a task app (the reference's RL config)."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+
+from proofgym.cli._errors import fail
+from proofgym.config import ConfigError
+
+console = Console()
+
+_COLUMNS = ("step", "reward", "success", "valid", "invalid", "skipped_groups", "rollout_s", "judge_s", "update_s",
+            "sync_s", "eval_success")
+
+
+def rl_train(config: Path, *, dry_run: bool, steps: int | None, output_dir: Path | None) -> None:
+    """Run (or with ``dry_run`` check) the RL config at ``config``; errors are one line naming the key."""
+    from proofgym.rl import RLError, RLTrainer, load_rl_config
+
+    try:
+        rl = load_rl_config(config)
+    except ConfigError as exc:
+        fail(exc)
+    console.print(f"{config}: {rl.algorithm.variety} on {rl.rollout.env_name} ({rl.services.task_url}), "
+                  f"model {rl.model.name}")
+    trainer = RLTrainer(rl, output_dir=output_dir, on_row=_print_row, on_note=lambda line: console.print(line))
+    try:
+        result = trainer.run(dry_run=dry_run, iterations=steps)
+    except (RLError, ConfigError) as exc:
+        fail(exc)
+    if dry_run:
+        console.print(f"dry run: {json.dumps(result.dry_run, default=str)}")
+        if not result.dry_run.get("valid"):
+            fail("dry run: no rollout of the batch was valid")
+        console.print("dry run ok: services started, one batch rolled out and judged, no update made")
+        return
+    console.print(f"held-out success: {_share(result.eval_before)} -> {_share(result.eval_after)}")
+    console.print(f"metrics: {result.metrics_csv}\nreward curve: {result.reward_curve}\n"
+                  f"checkpoint: {result.checkpoint}\ntraces: {result.output_dir / 'traces.db'}")
+    if result.stopped_by_signal:
+        console.print(f"stopped by SIGTERM at iteration {result.iterations}; run again to resume")
+
+
+def _print_row(row: dict[str, Any]) -> None:
+    console.print("  ".join(f"{key}={_cell(row.get(key))}" for key in _COLUMNS if key in row))
+
+
+def _cell(value: Any) -> str:
+    if isinstance(value, float):
+        return "-" if not math.isfinite(value) else f"{value:.3f}"
+    return str(value)
+
+
+def _share(value: float | None) -> str:
+    return "-" if value is None or not math.isfinite(value) else f"{value:.1%}"

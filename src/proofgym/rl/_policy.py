@@ -1,0 +1,138 @@
+"""The trainer's policy: the model it updates, and the copy ``serve-model`` serves to the task app.
+
+The served copy is a separate module object updated by :meth:`PolicyServer.sync` (a state-dict copy, in place)
+only while no rollout is in flight, so a completion is never decoded by half-updated weights. Staleness bound:
+rollouts of update ``k`` were sampled by the weights of update ``k - s`` with ``s <= weight_sync_interval - 1``
+(strictly on-policy collection), ``s <= weight_sync_interval`` when the next batch is collected during the update
+(``training.overlap_rollouts``). Every turn's behaviour log-probabilities come back with its tokens, so the
+importance ratio is always against the weights that sampled.
+"""
+
+from __future__ import annotations
+
+import copy
+import socket
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from proofgym.config import TINY_MODEL
+
+#: ``proofgym:tiny`` for RL: a compact chat template that renders a past tool call as ``> name args`` (not the
+#: JSON the model wrote: the template is not append-only, and training on the recorded ids must not care).
+TINY_CHAT_TEMPLATE = (
+    "{%- for m in messages -%}"
+    "{%- if m.role == 'user' or m.role == 'system' -%}{{ m.content ~ '\\n' }}"
+    "{%- elif m.role == 'assistant' -%}"
+    "{%- for c in m.tool_calls or [] -%}"
+    "{{ '> ' ~ c.function.name }}"
+    "{%- if c.function.arguments is mapping -%}{%- for v in c.function.arguments.values() -%}{{ ' ' ~ v }}"
+    "{%- endfor -%}{%- endif -%}{{ '\\n' }}"
+    "{%- endfor -%}"
+    "{%- if not m.tool_calls -%}{{ '> ' ~ m.content ~ '\\n' }}{%- endif -%}"
+    "{%- elif m.role == 'tool' -%}{{ m.content ~ '\\n' }}"
+    "{%- endif -%}"
+    "{%- endfor -%}"
+    "{%- if tools -%}{%- endif -%}>>"
+)
+
+
+@dataclass
+class PolicyModels:
+    """The trained model (``trainer``), the served copy (``served``), the tokenizer, and how it trains."""
+
+    trainer: Any
+    served: Any
+    tokenizer: Any
+    name: str
+    context_length: int
+    lora: bool
+
+
+def build_policy_models(name: str, *, trainer_mode: str, lora: Any, seed: int, cache_dir: str | Path,
+                        corpus: list[str] | None = None) -> PolicyModels:
+    """Load ``name`` (``proofgym:tiny``: built here with :data:`TINY_CHAT_TEMPLATE` and a tokenizer trained on
+    ``corpus``; else a hub id, a local directory or ``smollm2``) and wrap it for training: LoRA through peft when
+    ``trainer_mode`` is ``lora`` (``proofgym:tiny`` always trains fully)."""
+    torch.manual_seed(seed)
+    if name == TINY_MODEL:
+        from proofgym.training import TinyModelConfig, build_tiny_model
+
+        model, tokenizer = build_tiny_model(cache_dir, seed=seed, config=TinyModelConfig(max_positions=384),
+                                            corpus=corpus)
+        tokenizer.chat_template = TINY_CHAT_TEMPLATE
+        context = 384
+        use_lora = False
+    else:
+        from proofgym.serve._model_backend import load_model
+
+        loaded = load_model(name)
+        model, tokenizer, context = loaded.model, loaded.tokenizer, loaded.context_length
+        use_lora = trainer_mode == "lora"
+    if use_lora:
+        from peft import LoraConfig, get_peft_model
+
+        targets: Any = lora.target_modules
+        if targets == ["all-linear"]:
+            targets = "all-linear"
+        model = get_peft_model(model, LoraConfig(r=lora.r, lora_alpha=lora.alpha, lora_dropout=lora.dropout,
+                                                 target_modules=targets, task_type="CAUSAL_LM"))
+    model.train()
+    served = copy.deepcopy(model).eval()
+    for parameter in served.parameters():
+        parameter.requires_grad_(False)
+    return PolicyModels(model, served, tokenizer, name, context, use_lora)
+
+
+class PolicyServer:
+    """``serve-model``'s app over the served copy, on a loopback port in a background thread."""
+
+    def __init__(self, models: PolicyModels, *, max_batch_size: int = 16, max_tokens_limit: int = 256) -> None:
+        import uvicorn
+
+        from proofgym.serve import create_model_app
+        from proofgym.serve._model_backend import GenerationBackend, LoadedModel
+
+        self.models = models
+        self.backend = GenerationBackend(LoadedModel(models.served, models.tokenizer, models.name,
+                                                     models.context_length), max_batch_size=max_batch_size)
+        app = create_model_app(self.backend, max_tokens_limit=max_tokens_limit)
+        self._socket = socket.socket()
+        self._socket.bind(("127.0.0.1", 0))
+        self.port = self._socket.getsockname()[1]
+        self.url = f"http://127.0.0.1:{self.port}/v1"
+        self._server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off"))
+        self._thread = threading.Thread(target=self._server.run, kwargs={"sockets": [self._socket]}, daemon=True,
+                                        name="proofgym-rl-policy-server")
+        self.syncs = 0
+        self.version = 0  # the update whose weights are served
+
+    def start(self) -> PolicyServer:
+        self._thread.start()
+        deadline = time.monotonic() + 30
+        while not self._server.started:
+            if time.monotonic() > deadline or not self._thread.is_alive():
+                raise RuntimeError("the policy server did not start")
+            time.sleep(0.02)
+        return self
+
+    def sync(self, version: int) -> float:
+        """Copy the trained weights into the served copy (call only with no rollout in flight); seconds taken."""
+        started = time.perf_counter()
+        with torch.no_grad():
+            served = self.models.served.state_dict()
+            for key, value in self.models.trainer.state_dict().items():
+                served[key].copy_(value)
+        self.syncs += 1
+        self.version = version
+        return time.perf_counter() - started
+
+    def close(self) -> None:
+        self._server.should_exit = True
+        self._thread.join(timeout=10)
+        self.backend.close()
+        self._socket.close()

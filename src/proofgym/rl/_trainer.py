@@ -1,0 +1,561 @@
+"""The multi-step RL loop: rollouts on a task app by correlation id, judged and blended rewards, group credit, the
+policy-gradient update on the exact sampled ids, and weight sync to the policy server.
+
+One iteration: ``training.batch_size`` training seeds x ``group_size`` rollouts each run concurrently on the task app
+against the served policy; every trace is resolved by its cid and scored with the rubrics (env / event / outcome
+blended per the config's weights); a rollout that failed, could not be resolved or was judged invalid leaves its
+group, and a group with fewer than 2 valid rollouts is skipped (both counted; past ``max_error_share`` of invalid
+rollouts the run aborts). Advantages are group-normalised per trajectory (GRPO; GSPO's ratio is the sequence's),
+or per decision when step rewards are on. Each turn is trained as the server sampled it: its recorded prompt ids
+and completion ids, the loss on the completion ids only.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import math
+import random
+import signal
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+import torch
+
+from proofgym.config import TINY_MODEL
+from proofgym.judges import RubricScorer, RubricSet, TrajectoryScore, resolve_rubric_set, rubric_set_from_data
+from proofgym.rl._config import RLConfig
+from proofgym.rl._credit import Turn, decision_values, group_advantages, sampled_turns
+from proofgym.rl._policy import PolicyModels, PolicyServer, build_policy_models
+from proofgym.rl._task_app import LocalTaskApp, RLError, Rollout, RolloutClient, new_cid
+from proofgym.traces import SessionTrace, TraceStore
+from proofgym.training import MetricsLog
+
+_TRAIN_SEED_BASE = 10_000
+_MAX_TOKENS = 48
+
+
+@dataclass
+class RunResult:
+    """Where a run left its outputs, and what it measured."""
+
+    output_dir: Path
+    iterations: int
+    metrics_csv: Path | None = None
+    reward_curve: Path | None = None
+    checkpoint: Path | None = None
+    eval_before: float | None = None
+    eval_after: float | None = None
+    stopped_by_signal: bool = False
+    dry_run: dict[str, Any] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+
+
+class RLTrainer:
+    """Runs an :class:`RLConfig` (see the module docstring); ``on_row`` gets each iteration's metrics row."""
+
+    def __init__(self, config: RLConfig, *, output_dir: str | Path | None = None,
+                 on_row: Callable[[dict[str, Any]], None] | None = None,
+                 on_note: Callable[[str], None] | None = None) -> None:
+        self.config = config
+        self.output_dir = Path(output_dir or config.training.output_dir)
+        self.on_row = on_row or (lambda row: None)
+        self.on_note = on_note or (lambda line: None)
+        self.notes: list[str] = []
+        self.metrics = MetricsLog()
+        self.stop_requested = False
+        self.invalid = self.total = 0
+        self.iteration = 0
+        self._rng = random.Random(config.training.seed)
+        self._seed_cursor = 0
+
+    def note(self, line: str) -> None:
+        self.notes.append(line)
+        self.on_note(line)
+
+    # -- services ------------------------------------------------------------------------------------------
+
+    def _start(self) -> None:
+        config = self.config
+        self.output_dir.mkdir(parents=True, exist_ok=True)
+        for line in config.machine_notes():
+            self.note(line)
+        self.traces_path = self.output_dir / "traces.db"
+        local = config.services.local_env
+        self.app: LocalTaskApp | None = None
+        if local is not None:
+            if local != config.rollout.env_name:
+                raise RLError(f"services.task_url local:{local} and rollout.env_name {config.rollout.env_name!r} "
+                              "name different environments")
+            self.app = LocalTaskApp(local, env_config=config.rollout.env_options(), traces=self.traces_path,
+                                    log=self.output_dir / "task_app.log").start()
+            url = self.app.url
+        else:
+            url = config.services.task_url
+        self.models = build_policy_models(config.model.name, trainer_mode=config.model.trainer_mode,
+                                          lora=config.lora, seed=config.training.seed,
+                                          cache_dir=self.output_dir.parent / ".tiny-model",
+                                          corpus=self._tiny_corpus() if config.model.name == TINY_MODEL else None)
+        if config.model.name == TINY_MODEL and config.model.trainer_mode == "lora":
+            self.note("model.trainer_mode lora: proofgym:tiny trains fully (no LoRA for a 2 M-parameter model)")
+        self.server = PolicyServer(self.models, max_tokens_limit=self._max_tokens()).start()
+        self.client = None
+        self._url = url
+        self.scorer = self._scorer()
+        self.optimizer = torch.optim.AdamW([p for p in self.models.trainer.parameters() if p.requires_grad],
+                                           lr=config.training.learning_rate)
+
+    def _max_tokens(self) -> int:
+        requested = self.config.rollout.policy_config.get("max_tokens")
+        limit = _MAX_TOKENS if self.config.model.name == TINY_MODEL else 1024
+        return min(int(requested), limit) if isinstance(requested, int) and requested > 0 else limit
+
+    def _rubrics(self) -> RubricSet | None:
+        config = self.config
+        if not config.judging_enabled:
+            return None
+        levels = config.rubric_levels()
+        if levels:
+            data: dict[str, Any] = {"weights": config.blend_weights.model_dump()}
+            for name, level in levels.items():
+                data[name] = {"id": level.rubric_id or f"{config.rollout.env_name}/{name}",
+                              "aggregation": level.aggregation, "goal_text": level.goal_text or "",
+                              "criteria": [{"id": c.id or c.key, "weight": c.weight, "description": c.description,
+                                            "scale": c.scale if c.scale in ("binary", "bounded") or
+                                            isinstance(c.scale, dict) else "bounded",
+                                            **({"function": c.function} if c.function else {})}
+                                           for c in level.criteria]}
+            return rubric_set_from_data(data, source="rl config rubric")
+        return resolve_rubric_set(config.rubric.set or config.rollout.env_name)
+
+    def _scorer(self) -> RubricScorer | None:
+        rubrics = self._rubrics()
+        if rubrics is None:
+            return None
+        judge = None
+        llm = rubrics.needs_llm()
+        url = self.config.rubric.api_base or self.config.services.judge_url
+        model = self.config.rubric.model or (self.config.judge.options.model if self.config.judge else None)
+        if llm and url and model:
+            from proofgym.judges import JudgingConfig, build_judge
+
+            judge = build_judge(JudgingConfig(judge_url=url, model=model, api_key_env=self.config.rubric.api_key_env,
+                                              timeout_s=self.config.judge.timeout_s if self.config.judge else 45.0))
+        elif llm:
+            self.note(f"rubric: criteria {llm} need an LLM judge (services.judge_url / rubric.api_base and "
+                      "rubric.model): skipped")
+        return RubricScorer(rubrics, judge=judge, missing_judge="skip")
+
+    def _tiny_corpus(self) -> list[str]:
+        """Texts the tiny tokenizer is trained on: rendered warm-up episodes of the environment."""
+        env = self._local_env()
+        texts: list[str] = []
+        rng = random.Random(0)
+        for seed in range(400):
+            for messages, completion in _episode_turns(env, seed, rng):
+                texts.append(completion)
+                texts.extend(str(m.get("content") or "") for m in messages)
+        return texts
+
+    def _local_env(self) -> Any:
+        from proofgym.envs import make
+
+        env = make(self.config.rollout.env_name, **self.config.rollout.env_options())
+        if not hasattr(env, "warmup_actions"):
+            raise RLError(f"model.base proofgym:tiny needs an environment with warmup_actions (a format warm-up); "
+                          f"{self.config.rollout.env_name!r} has none: use fact_finding or a real model")
+        return env
+
+    def _close(self) -> None:
+        for closing in (getattr(self, "server", None), getattr(self, "app", None)):
+            if closing is not None:
+                closing.close()
+
+    # -- the run -------------------------------------------------------------------------------------------
+
+    def run(self, *, dry_run: bool = False, iterations: int | None = None) -> RunResult:
+        result = RunResult(self.output_dir, 0)
+        previous = signal.signal(signal.SIGTERM, self._on_sigterm) if _main_thread() else None
+        try:
+            self._start()
+            if self.config.model.name == TINY_MODEL:
+                self._warmup()
+            resumed = self._resume()
+            if dry_run:
+                result.dry_run = asyncio.run(self._dry_run())
+                result.notes = self.notes
+                return result
+            total = iterations or self.config.training.iterations
+            if not resumed:
+                result.eval_before = self._evaluate("before")
+            while self.iteration < total and not self.stop_requested:
+                self._iterate()
+                if self.iteration % self.config.evaluation.every_n_iters == 0 or self.iteration == total:
+                    self.metrics.rows[-1]["eval_success"] = self._evaluate(f"iteration {self.iteration}")
+                if self.iteration % self.config.training.checkpoint_every == 0:
+                    self._checkpoint()
+            result.stopped_by_signal = self.stop_requested
+            result.checkpoint = self._checkpoint()
+            result.eval_after = next((row["eval_success"] for row in reversed(self.metrics.rows)
+                                      if "eval_success" in row), None)
+            result.iterations = self.iteration
+            result.metrics_csv = self.metrics.write_csv(self.output_dir / "metrics.csv")
+            result.reward_curve = self.metrics.plot(self.output_dir / "reward_curve.png",
+                                                    metrics=("reward", "success", "eval_success"),
+                                                    title=f"RL on {self.config.rollout.env_name}")
+            result.notes = self.notes
+            return result
+        finally:
+            if previous is not None:
+                signal.signal(signal.SIGTERM, previous)
+            self._close()
+
+    def _on_sigterm(self, signum: int, frame: Any) -> None:
+        self.stop_requested = True
+        self.note("SIGTERM: checkpointing after this iteration, then stopping")
+
+    def _warmup(self) -> None:
+        steps = self.config.training.warmup_steps
+        if steps == 0 or self.iteration > 0 or (self.output_dir / "checkpoint" / "state.json").exists():
+            return
+        env = self._local_env()
+        rng = random.Random(self.config.training.seed)
+        optimizer = torch.optim.AdamW(self.models.trainer.parameters(), lr=self.config.training.warmup_lr)
+        started = time.perf_counter()
+        backend = self.server.backend
+        eos = backend.eos_token_ids[0]
+        for _ in range(steps):
+            turns = []
+            for _ in range(16):
+                seed = _TRAIN_SEED_BASE + rng.randrange(10**6)
+                for messages, completion in _episode_turns(env, seed, rng):
+                    prompt = backend.encode(backend.render(messages, [dict(t) for t in env.tools]))
+                    ids = backend.encode(completion)
+                    ids = [i for i in ids if i != self.models.tokenizer.bos_token_id] + [eos]
+                    turns.append(Turn(0, tuple(prompt), tuple(ids), None, 1.0))
+            loss = _nll(self.models.trainer, turns, self._pad_id())
+            optimizer.zero_grad()
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(self.models.trainer.parameters(), 1.0)
+            optimizer.step()
+        self.server.sync(0)
+        self.note(f"format warm-up: {steps} supervised steps on random well-formed episodes "
+                  f"({time.perf_counter() - started:.0f} s, last loss {float(loss):.3f})")
+
+    def _pad_id(self) -> int:
+        return int(self.server.backend.pad_token_id)
+
+    def _train_seeds(self, n: int) -> list[int]:
+        pool = self.config.training.train_seeds
+        seeds = []
+        for _ in range(n):
+            seeds.append(pool[self._seed_cursor % len(pool)] if pool else _TRAIN_SEED_BASE + self._seed_cursor)
+            self._seed_cursor += 1
+        return seeds
+
+    def _request(self, seed: int, cid: str, *, greedy: bool) -> dict[str, Any]:
+        config = self.config
+        policy = {key: value for key, value in config.rollout.policy_config.items()
+                  if key not in ("provider", "model", "inference_url", "max_tokens", "temperature")}
+        policy.update({"model": self.models.name, "inference_url": f"{self.server.url}?cid={cid}",
+                       "temperature": 0.0 if greedy else float(config.rollout.policy_config.get("temperature", 1.0)),
+                       "max_tokens": self._max_tokens(), "extra_body": {"logprobs": True}})
+        env: dict[str, Any] = {"env_name": config.rollout.env_name, "seed": seed}
+        return {"run_id": self.output_dir.name, "env": env, "policy": {"policy_name": "openai", "config": policy},
+                "record": {"return_trace": True, "trace_format": "full"}, "mode": "eval" if greedy else "rl",
+                "max_turns": config.max_turns}
+
+    async def _collect(self, seeds: list[int], *, greedy: bool = False) -> list[Rollout]:
+        client = RolloutClient(self._url, concurrency=self.config.concurrency,
+                               timeout_s=self.config.training.request_timeout_s, app=self.app)
+        try:
+            jobs = []
+            for seed in seeds:
+                cid = new_cid()
+                jobs.append(client.rollout(self._request(seed, cid, greedy=greedy), seed, cid))
+            rollouts = list(await asyncio.gather(*jobs))
+        finally:
+            await client.aclose()
+        self.retries = getattr(self, "retries", 0) + client.retries
+        return rollouts
+
+    def _judge(self, rollouts: list[Rollout]) -> dict[str, TrajectoryScore]:
+        valid = [r for r in rollouts if r.valid]
+        if self.scorer is None or not valid:
+            return {}
+        scores = asyncio.run(self.scorer.score([r.trace for r in valid],  # type: ignore[misc]
+                                               groups=[str(r.seed) for r in valid]))
+        return {r.cid: s for r, s in zip(valid, scores)}
+
+    def _reward(self, rollout: Rollout, score: TrajectoryScore | None) -> float | str:
+        """The blended reward, or why the rollout is invalid."""
+        trace = rollout.trace
+        assert trace is not None
+        if score is None:
+            from proofgym.judges import env_return
+
+            return env_return(trace)
+        weights = score.reward.weights
+        abstained = [c for c in score.reward.abstained if getattr(weights, c) > 0]
+        if abstained:
+            return f"judged invalid: {', '.join(abstained)} abstained"
+        return score.reward.value
+
+    async def _dry_run(self) -> dict[str, Any]:
+        seeds = self._train_seeds(self.config.training.group_size)
+        seeds = [seeds[0]] * self.config.training.group_size
+        rollouts = await self._collect(seeds)
+        scores = await asyncio.to_thread(self._judge, rollouts)
+        rewards = [self._reward(r, scores.get(r.cid)) if r.valid else r.error for r in rollouts]
+        return {"rollouts": len(rollouts), "valid": sum(isinstance(x, float) for x in rewards),
+                "rewards": rewards, "errors": [r.error for r in rollouts if not r.valid],
+                "turns": sum(len(t) for r in rollouts if r.valid
+                             for t in [sampled_turns(r.trace)] if isinstance(t, list)),  # type: ignore[arg-type]
+                "machine_notes": self.config.machine_notes()}
+
+    def _iterate(self) -> None:
+        config, started = self.config, time.perf_counter()
+        group = config.training.group_size
+        seeds = [seed for seed in self._train_seeds(config.training.batch_size) for _ in range(group)]
+        rollouts = asyncio.run(self._collect(seeds))
+        rollout_s = time.perf_counter() - started
+        judged = time.perf_counter()
+        scores = self._judge(rollouts)
+        judge_s = time.perf_counter() - judged
+        self._store(rollouts)
+        groups: dict[int, list[tuple[Rollout, float, list[Turn]]]] = {}
+        invalid = 0
+        for rollout in rollouts:
+            reward = self._reward(rollout, scores.get(rollout.cid)) if rollout.valid else rollout.error
+            turns = sampled_turns(rollout.trace) if rollout.trace is not None else "no trace"
+            if not isinstance(reward, float) or isinstance(turns, str):
+                invalid += 1
+                continue
+            groups.setdefault(rollout.seed, []).append((rollout, reward, turns))
+        self.total += len(rollouts)
+        self.invalid += invalid
+        if self.total and self.invalid / self.total > config.training.max_error_share:
+            errors = sorted({str(r.error)[:200] for r in rollouts if not r.valid})[:3]
+            raise RLError(f"{self.invalid} of {self.total} rollouts were invalid, over the error budget "
+                          f"training.max_error_share = {config.training.max_error_share}: {errors}")
+        train_turns: list[Turn] = []
+        skipped = flat = 0
+        rewards, successes = [], []
+        for members in groups.values():
+            rewards += [reward for _, reward, _ in members]
+            successes += [_success(rollout.trace) for rollout, _, _ in members]  # type: ignore[arg-type]
+            if len(members) < 2:
+                skipped += 1
+                continue
+            train_turns += self._credit(members, scores)
+            if all(t.advantage == 0 for _, _, turns in members for t in turns):
+                flat += 1
+        updated = time.perf_counter()
+        loss = self._update(train_turns) if train_turns else None
+        update_s = time.perf_counter() - updated
+        self.iteration += 1
+        sync_s = 0.0
+        if self.iteration % config.training.weight_sync_interval == 0 and config.training.weight_sync.enable:
+            sync_s = self.server.sync(self.iteration)
+        row = self.metrics.log(self.iteration, reward=_mean(rewards), success=_mean(successes),
+                               valid=len(rollouts) - invalid, invalid=invalid, skipped_groups=skipped,
+                               flat_groups=flat, turns=len(train_turns), loss=loss, rollout_s=rollout_s,
+                               judge_s=judge_s, update_s=update_s, sync_s=sync_s,
+                               served_version=self.server.version, step_s=time.perf_counter() - started)
+        self.on_row(row)
+
+    def _credit(self, members: list[tuple[Rollout, float, list[Turn]]],
+                scores: dict[str, TrajectoryScore]) -> list[Turn]:
+        import dataclasses
+
+        config = self.config
+        stepwise = config.step_rewards_enabled and config.training.step_rewards_mode == "decision_stepwise"
+        out: list[Turn] = []
+        if stepwise and all(r.cid in scores for r, _, _ in members):
+            values = [decision_values(scores[r.cid], r.trace, indicator_lambda=config.training.step_rewards_indicator_lambda)  # type: ignore[arg-type]
+                      for r, _, _ in members]
+            flat = group_advantages([v for row in values for v in row])
+            index = 0
+            for (rollout, _, turns), row in zip(members, values):
+                by_step = {}
+                for step, _ in zip(rollout.trace.steps, row):  # type: ignore[union-attr]
+                    by_step[step.index] = flat[index]
+                    index += 1
+                out += [dataclasses.replace(t, advantage=by_step.get(t.step_index, 0.0)) for t in turns]
+            return out
+        advantages = group_advantages([reward for _, reward, _ in members])
+        for (_, _, turns), advantage in zip(members, advantages):
+            out += [dataclasses.replace(t, advantage=advantage) for t in turns]
+        return out
+
+    def _update(self, turns: list[Turn]) -> float:
+        model, config = self.models.trainer, self.config
+        model.train()
+        steps = config.training.gradient_accumulation_steps
+        chunks = [turns[i::steps] for i in range(steps)]
+        self.optimizer.zero_grad()
+        total = 0.0
+        for chunk in chunks:
+            if not chunk:
+                continue
+            loss = policy_loss(model, chunk, self._pad_id(), clip_eps=config.training.clip_eps,
+                               sequence_ratio=config.algorithm.variety == "gspo") / steps
+            loss.backward()
+            total += float(loss)
+        torch.nn.utils.clip_grad_norm_(model.parameters(), config.training.max_grad_norm)
+        self.optimizer.step()
+        return total
+
+    def _evaluate(self, when: str) -> float:
+        seeds = self.config.evaluation.seeds[:self.config.evaluation.instances]
+        rollouts = asyncio.run(self._collect(seeds, greedy=True))
+        self._store(rollouts)
+        valid = [r for r in rollouts if r.valid]
+        share = _mean([_success(r.trace) for r in valid]) if valid else float("nan")  # type: ignore[arg-type]
+        self.note(f"held-out success {when}: {share:.1%} of {len(valid)} valid rollouts "
+                  f"({len(rollouts) - len(valid)} invalid), seeds {seeds[0]}..{seeds[-1]}")
+        return share
+
+    def _store(self, rollouts: list[Rollout]) -> None:
+        if self.app is not None:
+            return  # the local task app wrote them into the run's trace store already
+        with TraceStore(self.traces_path) as store:
+            for rollout in rollouts:
+                if rollout.trace is not None:
+                    store.write(rollout.trace)
+
+    # -- checkpoints ---------------------------------------------------------------------------------------
+
+    def _checkpoint(self) -> Path:
+        folder = self.output_dir / "checkpoint"
+        folder.mkdir(parents=True, exist_ok=True)
+        torch.save(self.models.trainer.state_dict(), folder / "model.pt.tmp")
+        torch.save(self.optimizer.state_dict(), folder / "optimizer.pt.tmp")
+        (folder / "model.pt.tmp").replace(folder / "model.pt")
+        (folder / "optimizer.pt.tmp").replace(folder / "optimizer.pt")
+        state = {"iteration": self.iteration, "seed_cursor": self._seed_cursor, "invalid": self.invalid,
+                 "total": self.total, "rows": self.metrics.rows}
+        (folder / "state.json.tmp").write_text(json.dumps(state, default=float), encoding="utf-8")
+        (folder / "state.json.tmp").replace(folder / "state.json")
+        self.metrics.write_csv(self.output_dir / "metrics.csv")
+        return folder
+
+    def _resume(self) -> bool:
+        folder = self.output_dir / "checkpoint"
+        if not (folder / "state.json").exists():
+            return False
+        state = json.loads((folder / "state.json").read_text(encoding="utf-8"))
+        self.models.trainer.load_state_dict(torch.load(folder / "model.pt", weights_only=True))
+        self.optimizer.load_state_dict(torch.load(folder / "optimizer.pt", weights_only=True))
+        self.iteration, self._seed_cursor = int(state["iteration"]), int(state["seed_cursor"])
+        self.invalid, self.total = int(state["invalid"]), int(state["total"])
+        self.metrics.rows = list(state["rows"])
+        self.server.sync(self.iteration)
+        self.note(f"resumed from {folder} at iteration {self.iteration}")
+        return True
+
+
+def _episode_turns(env: Any, seed: int, rng: random.Random) -> list[tuple[list[dict[str, Any]], str]]:
+    """The (messages, completion text) of each turn of a random well-formed episode, as the task app's policy
+    would send them."""
+    actions = env.warmup_actions(seed, rng)
+    observation = env.reset(seed)
+    messages: list[dict[str, Any]] = [{"role": "user", "content": observation.text}]
+    turns = []
+    for turn, action in enumerate(actions, start=1):
+        completion = json.dumps(action)
+        turns.append(([dict(m) for m in messages], completion))
+        call = {"type": "function", "id": f"call_{turn}",
+                "function": {"name": action["tool"], "arguments": json.dumps(action["args"])}}
+        messages.append({"role": "assistant", "content": None, "tool_calls": [call]})
+        result = env.step(action)
+        messages.append({"role": "tool", "tool_call_id": f"call_{turn}", "content": result.observation.text})
+        if result.done:
+            break
+    return turns
+
+
+def _batch(turns: list[Turn], pad_id: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Right-padded ``ids``, ``attention`` and ``completion`` masks over prompt + completion ids as recorded."""
+    width = max(len(t.prompt_ids) + len(t.completion_ids) for t in turns)
+    ids = torch.full((len(turns), width), pad_id, dtype=torch.long)
+    attention = torch.zeros((len(turns), width), dtype=torch.long)
+    completion = torch.zeros((len(turns), width), dtype=torch.bool)
+    for row, turn in enumerate(turns):
+        sequence = list(turn.prompt_ids) + list(turn.completion_ids)
+        ids[row, :len(sequence)] = torch.tensor(sequence)
+        attention[row, :len(sequence)] = 1
+        completion[row, len(turn.prompt_ids):len(sequence)] = True
+    return ids, attention, completion
+
+
+def token_logprobs(model: Any, turns: list[Turn], pad_id: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Log-probabilities of every completion token under ``model``; also the batch ids and the completion mask
+    (shifted: position ``j`` scores token ``j + 1``)."""
+    ids, attention, completion = _batch(turns, pad_id)
+    logits = model(input_ids=ids, attention_mask=attention).logits[:, :-1].float()
+    targets = ids[:, 1:]
+    logprobs = torch.log_softmax(logits, dim=-1).gather(-1, targets.unsqueeze(-1)).squeeze(-1)
+    return logprobs, targets, completion[:, 1:]
+
+
+def trained_ids(turns: list[Turn], pad_id: int) -> list[list[int]]:
+    """The ids the loss covers, per turn (what a token-exactness test compares with the sampled ids)."""
+    _, targets, mask = token_logprobs_shapes(turns, pad_id)
+    return [targets[row][mask[row]].tolist() for row in range(len(turns))]
+
+
+def token_logprobs_shapes(turns: list[Turn], pad_id: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    ids, _, completion = _batch(turns, pad_id)
+    return ids, ids[:, 1:], completion[:, 1:]
+
+
+def policy_loss(model: Any, turns: list[Turn], pad_id: int, *, clip_eps: float, sequence_ratio: bool) -> torch.Tensor:
+    """The clipped policy-gradient loss over the completion tokens of ``turns``: token ratios averaged over all
+    tokens (GRPO, DAPO's token mean), or one ratio per turn, the exp of its mean log-ratio (GSPO)."""
+    logprobs, _, mask = token_logprobs(model, turns, pad_id)
+    old = torch.zeros_like(logprobs)
+    for row, turn in enumerate(turns):
+        values = turn.old_logprobs if turn.old_logprobs is not None else None
+        positions = mask[row].nonzero().squeeze(-1)
+        old[row, positions] = torch.tensor(values, dtype=old.dtype) if values is not None \
+            else logprobs[row, positions].detach()
+    advantages = torch.tensor([t.advantage for t in turns], dtype=logprobs.dtype).unsqueeze(-1)
+    maskf = mask.float()
+    delta = (logprobs - old) * maskf
+    if sequence_ratio:
+        ratio = torch.exp(delta.sum(-1, keepdim=True) / maskf.sum(-1, keepdim=True).clamp(min=1))
+        clipped = torch.clamp(ratio, 1 - clip_eps, 1 + clip_eps)
+        return -torch.min(ratio * advantages, clipped * advantages).mean()
+    ratio = torch.exp(delta)
+    clipped = torch.clamp(ratio, 1 - clip_eps, 1 + clip_eps)
+    per_token = -torch.min(ratio * advantages, clipped * advantages) * maskf
+    return per_token.sum() / maskf.sum().clamp(min=1)
+
+
+def _nll(model: Any, turns: list[Turn], pad_id: int) -> torch.Tensor:
+    logprobs, _, mask = token_logprobs(model, turns, pad_id)
+    return -(logprobs * mask.float()).sum() / mask.float().sum().clamp(min=1)
+
+
+def _success(trace: SessionTrace) -> float:
+    outcome = trace.outcome_reward
+    environment = outcome.annotation.get("environment") if outcome is not None and outcome.source == "judge" and \
+        isinstance(outcome.annotation, dict) else None
+    score = (environment or {}).get("score") if environment else (outcome.score if outcome is not None else None)
+    if score is not None:
+        return float(score)
+    return float(sum(step.reward for step in trace.steps) > 0)
+
+
+def _mean(values: list[float]) -> float:
+    finite = [v for v in values if isinstance(v, (int, float)) and math.isfinite(v)]
+    return sum(finite) / len(finite) if finite else float("nan")
+
+
+def _main_thread() -> bool:
+    import threading
+
+    return threading.current_thread() is threading.main_thread()
