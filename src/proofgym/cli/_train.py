@@ -36,13 +36,26 @@ def train_command(
     config: Path = typer.Option(..., "--config", help="Run config (YAML or TOML) with a train: section."),
     steps: Optional[int] = typer.Option(None, "--steps", min=1, help="Override train.grpo.steps."),
     output_dir: Optional[Path] = typer.Option(None, "--output-dir", help="Override train.output_dir."),
+    dry_run: bool = typer.Option(False, "--dry-run", help="RL config: start every service, roll out and judge "
+                                                          "one batch, stop before any update."),
 ) -> None:
     """Train a model with GRPO (TRL) against the run config's reward path.
+
+    A ``.toml`` RL config (the reference's ``[algorithm]`` / ``[rollout]`` sections) runs multi-step RL over a
+    task app instead (:mod:`proofgym.rl`).
 
     Shows reward, certified and correct shares and KL per step; writes metrics.csv,
     reward_curve.png, summary.json and the final model (plus checkpoints) into the output directory;
     scores the held-out rows greedily before and after training, per rule branch.
     """
+    from proofgym.rl import is_rl_config
+
+    if is_rl_config(config):
+        from proofgym.cli._rl_train import rl_train
+
+        return rl_train(config, dry_run=dry_run, steps=steps, output_dir=output_dir)
+    if dry_run:
+        fail("--dry-run is for RL configs (.toml with [algorithm] / [rollout])")
     from proofgym.integrations import run_training
 
     try:
