@@ -126,7 +126,8 @@ def generate_problems(tasks: Sequence[str] = GENERATED_TASKS, *, per_task: int =
                       seed: int = GENERATED_SEED) -> list[MathProblem]:
     """``per_task`` problems of each reasoning-gym task in ``tasks``, deterministically from ``seed`` (offline).
 
-    Needs the optional ``reasoning-gym`` package; ids are ``task-NNN``. Raises ``ImportError`` with the install
+    Only entries whose gold answer reasoning-gym's own scorer gives 1.0 are kept. Needs the optional
+    ``reasoning-gym`` package; ids are ``task-NNN``, ``NNN`` the entry's index in the task's dataset. Raises ``ImportError`` with the install
     command when it is absent, ``ValueError`` naming an unknown task.
     """
     try:
@@ -138,11 +139,22 @@ def generate_problems(tasks: Sequence[str] = GENERATED_TASKS, *, per_task: int =
     problems = []
     for task in tasks:
         try:
-            dataset = reasoning_gym.create_dataset(task, size=per_task, seed=seed)
+            dataset = reasoning_gym.create_dataset(task, size=2 * per_task, seed=seed)
         except Exception as exc:  # reasoning-gym raises its own kinds for an unknown name
             raise ValueError(f"reasoning-gym task {task!r}: {exc}") from None
-        for index in range(per_task):
+        kept = 0
+        for index in range(2 * per_task):
             entry = dataset[index]
+            # An entry whose gold answer reasoning-gym's own scorer does not give 1.0 (gsm_symbolic's negative
+            # answers) is a broken problem: left out.
+            if dataset.score_answer(entry["answer"], entry) != 1.0:
+                continue
             problems.append(MathProblem(f"{task}-{index:03d}", str(entry["question"]), str(entry["answer"]), task))
+            kept += 1
+            if kept == per_task:
+                break
+        if kept < per_task:
+            raise ValueError(f"reasoning-gym task {task!r}: only {kept} of {2 * per_task} entries have a gold "
+                             f"answer its own scorer accepts; {per_task} were asked for")
     return problems
 
