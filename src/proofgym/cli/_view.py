@@ -29,7 +29,7 @@ def view_command(
     try:
         from proofgym.serve import ServeError
         from proofgym.traces import DEFAULT_PATH, TraceStore, TraceStoreError
-        from proofgym.view import ViewError, export_run, serve_view, view_url
+        from proofgym.view import ViewError, export_run, serve_view
     except ImportError as exc:
         print_error(f"the viewer needs the view extra (pip install 'proofgym[view]'): {exc}")
         raise typer.Exit(2) from None
@@ -49,10 +49,9 @@ def view_command(
         return
     from proofgym.serve import api_key_from_env
 
-    key = api_key_from_env()
-    typer.echo(f"proofgym view of {location} on {view_url(host, port, key)} (Ctrl+C to stop)")
     try:
-        serve_view(location, run_dirs=run_dirs, host=host, port=port, api_key=key)
+        serve_view(location, run_dirs=run_dirs, host=host, port=port, api_key=api_key_from_env(),
+                   announce=lambda url: typer.echo(f"proofgym view of {location} on {url} (Ctrl+C to stop)"))
     except ServeError as exc:
         print_error(exc)
         raise typer.Exit(2) from None

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from typing import Iterable
+from typing import Callable, Iterable
 
 from proofgym.serve import API_KEY_ENV_VARS, ServeError, api_key_from_env, is_loopback, uvicorn_limits
 from proofgym.traces import TraceStoreError
@@ -21,11 +21,12 @@ def view_url(host: str, port: int, api_key: str | None = None) -> str:
 
 def serve_view(traces: str | os.PathLike[str], *, run_dirs: Iterable[str | os.PathLike[str]] = (),
                host: str = "127.0.0.1", port: int = DEFAULT_PORT, api_key: str | None = None,
-               log_level: str = "warning") -> None:
+               log_level: str = "warning", announce: Callable[[str], None] | None = None) -> None:
     """Serve the viewer of ``traces`` on ``host:port`` until interrupted.
 
     ``api_key`` defaults to the environment (``ENVIRONMENT_API_KEY``, ...). Raises ``ServeError`` before binding
-    when ``host`` is not a loopback address and there is no key, or when the store cannot be opened.
+    when ``host`` is not a loopback address and there is no key, or when the store cannot be opened; then
+    ``announce`` is given the address to open.
     """
     import uvicorn
 
@@ -43,5 +44,7 @@ def serve_view(traces: str | os.PathLike[str], *, run_dirs: Iterable[str | os.Pa
     except TraceStoreError as exc:
         raise ServeError(f"cannot open the trace store {str(traces)!r}: {exc}") from None
     limits = uvicorn_limits(header_timeout_s=_HEADER_TIMEOUT_S, max_connections=_MAX_CONNECTIONS)
+    if announce is not None:
+        announce(view_url(host, port, key))
     uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level=log_level, access_log=False,
                                   **limits)).run()
