@@ -70,7 +70,7 @@ def build_policy_models(name: str, *, trainer_mode: str, lora: Any, seed: int, c
     else:
         from proofgym.serve._model_backend import load_model
 
-        loaded = load_model(name)
+        loaded = load_model(name, device="cuda" if torch.cuda.is_available() else "cpu")
         model, tokenizer, context = loaded.model, loaded.tokenizer, loaded.context_length
         use_lora = trainer_mode == "lora"
     if use_lora:

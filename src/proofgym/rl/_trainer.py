@@ -242,7 +242,7 @@ class RLTrainer:
             optimizer.step()
         self.server.sync(0)
         self.note(f"format warm-up: {steps} supervised steps on random well-formed episodes "
-                  f"({time.perf_counter() - started:.0f} s, last loss {float(loss):.3f})")
+                  f"({time.perf_counter() - started:.0f} s, last loss {float(loss.detach()):.3f})")
 
     def _pad_id(self) -> int:
         return int(self.server.backend.pad_token_id)
@@ -279,7 +279,20 @@ class RLTrainer:
         finally:
             await client.aclose()
         self.retries = getattr(self, "retries", 0) + client.retries
+        if self.app is not None:
+            self._resolve_from_store(rollouts)
         return rollouts
+
+    def _resolve_from_store(self, rollouts: list[Rollout]) -> None:
+        """A rollout whose answer carried no full trace is resolved by its cid in the run's trace store."""
+        missing = [r for r in rollouts if r.trace is None and r.error is not None and "no full trace" in r.error]
+        if not missing:
+            return
+        with TraceStore(self.traces_path) as store:
+            for rollout in missing:
+                found = store.find_by_correlation_id(rollout.cid)
+                if len(found) == 1 and found[0].status == "ok":
+                    rollout.trace, rollout.error = found[0], None
 
     def _judge(self, rollouts: list[Rollout]) -> dict[str, TrajectoryScore]:
         valid = [r for r in rollouts if r.valid]
@@ -403,7 +416,7 @@ class RLTrainer:
             loss = policy_loss(model, chunk, self._pad_id(), clip_eps=config.training.clip_eps,
                                sequence_ratio=config.algorithm.variety == "gspo") / steps
             loss.backward()
-            total += float(loss)
+            total += float(loss.detach())
         torch.nn.utils.clip_grad_norm_(model.parameters(), config.training.max_grad_norm)
         self.optimizer.step()
         return total
@@ -424,7 +437,7 @@ class RLTrainer:
         with TraceStore(self.traces_path) as store:
             for rollout in rollouts:
                 if rollout.trace is not None:
-                    store.write(rollout.trace)
+                    store.write_session(rollout.trace)
 
     # -- checkpoints ---------------------------------------------------------------------------------------
 
@@ -495,6 +508,8 @@ def token_logprobs(model: Any, turns: list[Turn], pad_id: int) -> tuple[torch.Te
     """Log-probabilities of every completion token under ``model``; also the batch ids and the completion mask
     (shifted: position ``j`` scores token ``j + 1``)."""
     ids, attention, completion = _batch(turns, pad_id)
+    device = next(model.parameters()).device
+    ids, attention, completion = ids.to(device), attention.to(device), completion.to(device)
     logits = model(input_ids=ids, attention_mask=attention).logits[:, :-1].float()
     targets = ids[:, 1:]
     logprobs = torch.log_softmax(logits, dim=-1).gather(-1, targets.unsqueeze(-1)).squeeze(-1)
@@ -503,13 +518,9 @@ def token_logprobs(model: Any, turns: list[Turn], pad_id: int) -> tuple[torch.Te
 
 def trained_ids(turns: list[Turn], pad_id: int) -> list[list[int]]:
     """The ids the loss covers, per turn (what a token-exactness test compares with the sampled ids)."""
-    _, targets, mask = token_logprobs_shapes(turns, pad_id)
-    return [targets[row][mask[row]].tolist() for row in range(len(turns))]
-
-
-def token_logprobs_shapes(turns: list[Turn], pad_id: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     ids, _, completion = _batch(turns, pad_id)
-    return ids, ids[:, 1:], completion[:, 1:]
+    targets, mask = ids[:, 1:], completion[:, 1:]  # the same shift as token_logprobs
+    return [targets[row][mask[row]].tolist() for row in range(len(turns))]
 
 
 def policy_loss(model: Any, turns: list[Turn], pad_id: int, *, clip_eps: float, sequence_ratio: bool) -> torch.Tensor:
@@ -520,9 +531,10 @@ def policy_loss(model: Any, turns: list[Turn], pad_id: int, *, clip_eps: float, 
     for row, turn in enumerate(turns):
         values = turn.old_logprobs if turn.old_logprobs is not None else None
         positions = mask[row].nonzero().squeeze(-1)
-        old[row, positions] = torch.tensor(values, dtype=old.dtype) if values is not None \
+        old[row, positions] = torch.tensor(values, dtype=old.dtype, device=old.device) if values is not None \
             else logprobs[row, positions].detach()
-    advantages = torch.tensor([t.advantage for t in turns], dtype=logprobs.dtype).unsqueeze(-1)
+    advantages = torch.tensor([t.advantage for t in turns], dtype=logprobs.dtype,
+                              device=logprobs.device).unsqueeze(-1)
     maskf = mask.float()
     delta = (logprobs - old) * maskf
     if sequence_ratio:

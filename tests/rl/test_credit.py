@@ -1,0 +1,111 @@
+"""Credit and loss: group advantages, decision-level values, the clipped loss on the completion ids only."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+torch = pytest.importorskip("torch", reason="the RL loss needs torch (pip install -e '.[train]')")
+
+from proofgym.judges import RubricScorer  # noqa: E402
+from proofgym.rl import Turn, decision_values, group_advantages, policy_loss, sampled_turns, trained_ids  # noqa: E402
+from proofgym.rulebook_envs._fact_finding import FACT_FINDING_RUBRICS  # noqa: E402
+from proofgym.traces import EnvEvent, LMCallEvent, OutcomeReward, SessionTrace, StepTrace  # noqa: E402
+
+
+def test_group_advantages_are_normalised_and_flat_groups_give_none():
+    advantages = group_advantages([1.0, 0.0, 1.0, 0.0])
+    assert advantages[0] > 0 > advantages[1] and math.isclose(sum(advantages), 0, abs_tol=1e-9)
+    assert group_advantages([0.5, 0.5, 0.5]) == [0.0, 0.0, 0.0]
+
+
+class _Linear(torch.nn.Module):
+    """A bigram model: logits of the next token from the current one."""
+
+    def __init__(self, vocab=8):
+        super().__init__()
+        self.table = torch.nn.Embedding(vocab, vocab)
+
+    def forward(self, input_ids, attention_mask):
+        return type("Out", (), {"logits": self.table(input_ids)})()
+
+
+def test_loss_gradient_touches_only_completion_tokens():
+    model = _Linear()
+    turn = Turn(0, (1, 2, 3), (4, 5), None, advantage=1.0)
+    loss = policy_loss(model, [turn], 0, clip_eps=0.2, sequence_ratio=False)
+    loss.backward()
+    touched = {i for i in range(8) if model.table.weight.grad[i].abs().sum() > 0}
+    # Position j predicts token j+1: the rows read are those of the tokens before each completion token (3, 4).
+    assert touched == {3, 4}
+    assert trained_ids([turn], 0) == [[4, 5]]
+
+
+@pytest.mark.parametrize("sequence_ratio", [False, True])
+def test_positive_advantage_raises_the_sampled_tokens_probability(sequence_ratio):
+    torch.manual_seed(0)
+    model = _Linear()
+    turn = Turn(0, (1,), (2, 3), None, advantage=1.0)
+    before = _logp(model, turn)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.5)
+    for _ in range(3):
+        optimizer.zero_grad()
+        policy_loss(model, [turn], 0, clip_eps=0.2, sequence_ratio=sequence_ratio).backward()
+        optimizer.step()
+    assert _logp(model, turn) > before
+
+
+def test_the_ratio_is_clipped_against_the_sampling_logprobs():
+    model = _Linear()
+    logp = _token_logps(model, Turn(0, (1,), (2,), None))
+    # Sampled with a much lower probability: ratio >> 1 + eps, so a positive advantage gets no gradient.
+    stale = Turn(0, (1,), (2,), (logp[0] - 5.0,), advantage=1.0)
+    loss = policy_loss(model, [stale], 0, clip_eps=0.2, sequence_ratio=False)
+    loss.backward()
+    assert model.table.weight.grad.abs().sum() == 0
+
+
+def _token_logps(model, turn):
+    ids = torch.tensor([list(turn.prompt_ids + turn.completion_ids)])
+    logits = model(ids, None).logits[0, :-1]
+    values = torch.log_softmax(logits, -1).gather(-1, ids[0, 1:].unsqueeze(-1)).squeeze(-1)
+    return values[len(turn.prompt_ids) - 1:].tolist()
+
+
+def _logp(model, turn):
+    with torch.no_grad():
+        return sum(_token_logps(model, turn))
+
+
+def _trace(steps_info, correct):
+    steps = []
+    for index, (tool, info) in enumerate(steps_info):
+        call = LMCallEvent(model="m", response={"choices": [{"prompt_token_ids": [1, 2 + index],
+                                                             "token_ids": [7, index + 3],
+                                                             "logprobs": {"content": [{"logprob": -0.5},
+                                                                                      {"logprob": -0.25}]}}]})
+        steps.append(StepTrace(index=index, reward=1.0 if tool == "answer" and correct else 0.0, info=info,
+                               lm_calls=[call], env_event=EnvEvent(tool=tool)))
+    return SessionTrace(session_id="s", run_id="r", env_name="fact_finding", steps=steps,
+                        outcome_reward=OutcomeReward(total=1.0 if correct else 0.0, steps=len(steps),
+                                                     score=1.0 if correct else 0.0))
+
+
+def test_sampled_turns_reads_the_recorded_ids_and_logprobs():
+    trace = _trace([("get_fact", {"fact": "age", "relevant": True}), ("answer", {"correct": True})], True)
+    turns = sampled_turns(trace)
+    assert [t.completion_ids for t in turns] == [(7, 3), (7, 4)]
+    assert turns[0].old_logprobs == (-0.5, -0.25)
+    trace.steps[0].lm_calls[0].response["choices"][0].pop("token_ids")
+    assert "token_ids" in sampled_turns(trace)
+
+
+def test_decision_values_add_up_to_the_blend_and_credit_the_useful_decision():
+    trace = _trace([("get_fact", {"fact": "age", "relevant": True, "repeated": False}),
+                    ("get_fact", {"fact": "age", "relevant": True, "repeated": True}),
+                    ("answer", {"correct": True, "gold": "deny", "deciding": ["age"], "known": ["age"]})], True)
+    score = RubricScorer(FACT_FINDING_RUBRICS).score_sync([trace])[0]
+    values = decision_values(score, trace, indicator_lambda=1.0)
+    assert math.isclose(sum(values), score.reward.value, abs_tol=1e-9)
+    assert values[0] > values[1]  # the repeated call earns less than the first reveal
