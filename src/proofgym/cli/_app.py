@@ -15,6 +15,7 @@ from proofgym.config import ConfigError, load_run_config
 from proofgym.cli._completion_file import read_completions
 from proofgym.cli._eval import eval_command
 from proofgym.cli._judge import judge_command
+from proofgym.cli._crafter import crafter_app
 from proofgym.cli._demo import demo_command
 from proofgym.cli._errors import fail
 from proofgym.cli._rules import rules_app
@@ -28,6 +29,7 @@ from proofgym.cli._view import view_command
 app = typer.Typer(add_completion=False, no_args_is_help=True, help="Auditable verifiable rewards for LLM training.")
 app.add_typer(rules_app, name="rules")
 app.add_typer(verilog_app, name="verilog")
+app.add_typer(crafter_app, name="crafter")
 app.add_typer(traces_app, name="traces")
 app.command("serve")(serve_command)
 app.command("eval")(eval_command)

@@ -17,6 +17,7 @@ from proofgym.crafter._env import (
     make_crafter_env,
     tool_schemas,
 )
+from proofgym.crafter._frames import session_frames, write_frames
 from proofgym.crafter._rewards import DEFAULT_INVENTORY_WEIGHTS, EpisodeRewards, StepRewardConfig
 from proofgym.crafter._rubrics import CRAFTER_RUBRICS, TIERS, achievement_depth, goal_completion, unique_achievements
 from proofgym.crafter._world import ACHIEVEMENTS, ACTIONS, INSTALL_HINT, CrafterUnavailable, CrafterWorld
@@ -45,6 +46,8 @@ __all__ = [
     "goal_completion",
     "make_crafter_env",
     "read_view",
+    "session_frames",
     "tool_schemas",
     "unique_achievements",
+    "write_frames",
 ]
