@@ -143,6 +143,11 @@ def main() -> None:
     args = parser.parse_args()
     if not args.store.exists():
         generate(args.store, args.sessions, args.steps)
+    with sqlite3.connect(args.store) as raw:  # a store kept from an earlier version of this script: today's indexes
+        for index in sessions_table.indexes:
+            columns = ", ".join(c.name for c in index.columns)
+            raw.execute(f"CREATE INDEX IF NOT EXISTS {index.name} ON sessions ({columns})")
+        raw.execute("ANALYZE")
     with TraceStore(args.store, create=False) as store:
         n = store.count_sessions()
     baseline_path = args.store.with_name(args.store.stem + "_v1_indexes.db")

@@ -51,7 +51,7 @@ def test_listings_filter_by_outcome_seed_task_and_score_and_sort_by_reward(store
 def test_run_statistics_count_statuses_and_outcomes_and_bound_the_rewards(store):
     store.write_sessions([make_session(i) for i in range(21)])
     stats = store.run_statistics()["run-1"]
-    assert stats["by_status"] == {"ok": 18, "error": 3}
+    assert stats["by_status"] == {"ok": 18, "error": 3} and stats["n_sessions"] == 21
     assert stats["by_outcome"] == {"refuted": 7, "certified": 14}
     rewards = [s.total_reward for s in store.list_sessions()]
     assert stats["reward"]["min"] == min(rewards) and stats["reward"]["max"] == max(rewards)

@@ -93,7 +93,7 @@ sessions = Table(
     Index("ix_sessions_run_started", "run_id", "started_at", "session_id"),
     Index("ix_sessions_run_reward", "run_id", "total_reward", "session_id"),
     Index("ix_sessions_run_outcome", "run_id", "outcome", "total_reward", "session_id"),
-    Index("ix_sessions_run_status", "run_id", "status"),
+    Index("ix_sessions_run_tally", "run_id", "status", "outcome", "total_reward"),  # run_statistics: one scan
     Index("ix_sessions_run_score", "run_id", "outcome_score", "session_id"),
     Index("ix_sessions_run_seed", "run_id", "seed"),
     Index("ix_sessions_task_id", "task_id"),

@@ -124,20 +124,23 @@ class TraceStore:
             if result.rowcount == 0:
                 raise UnknownRunError([run_id])
 
-    def list_runs(self) -> list[RunSummary]:
-        """Every run, oldest first, with its number of sessions and their mean reward."""
+    def list_runs(self, *, counts: bool = True) -> list[RunSummary]:
+        """Every run, oldest first, with its number of sessions and their mean reward (``counts=False``: 0 and
+        None, without reading the sessions)."""
         s, r = schema.sessions, schema.runs
-        counts = (select(s.c.run_id, func.count().label("n_sessions"), func.avg(s.c.total_reward).label("mean"))
-                  .group_by(s.c.run_id).subquery())
-        joined = r.outerjoin(counts, r.c.run_id == counts.c.run_id)
-        query = (select(r, counts.c.n_sessions, counts.c.mean).select_from(joined)
-                 .order_by(r.c.started_at, r.c.run_id))
+        if counts:
+            tally = (select(s.c.run_id, func.count().label("n_sessions"), func.avg(s.c.total_reward).label("mean"))
+                     .group_by(s.c.run_id).subquery())
+            query = (select(r, tally.c.n_sessions, tally.c.mean)
+                     .select_from(r.outerjoin(tally, r.c.run_id == tally.c.run_id)))
+        else:
+            query = select(r)
         with self._read() as conn:
-            rows = conn.execute(query).mappings().all()
+            rows = conn.execute(query.order_by(r.c.started_at, r.c.run_id)).mappings().all()
         return [RunSummary(run_id=m["run_id"], kind=m["kind"], env_name=m["env_name"], status=m["status"],
                            started_at=m["started_at"], ended_at=m["ended_at"], config=m["config"],
-                           summary=m["summary"], n_sessions=m["n_sessions"] or 0,
-                           mean_reward=None if m["mean"] is None else float(m["mean"])) for m in rows]
+                           summary=m["summary"], n_sessions=m.get("n_sessions") or 0,
+                           mean_reward=None if m.get("mean") is None else float(m["mean"])) for m in rows]
 
     # -- writing ----------------------------------------------------------------------------------------------
 
@@ -248,8 +251,12 @@ class TraceStore:
         s = schema.sessions
         where = _where(run_id, env_name, min_reward, max_reward, status, **more)
         limit, offset = _page(limit, offset)
-        query = (select(*(s.c[name] for name in _SUMMARY_COLUMNS)).where(*where)
-                 .order_by(*_order(order)).limit(limit).offset(offset or None))
+        # The page's ids first, from an index alone where the filters allow; then only those rows are read
+        # (a deep page would otherwise read every row it skips).
+        page = (select(s.c.session_id).where(*where).order_by(*_order(order)).limit(limit)
+                .offset(offset or None))
+        query = (select(*(s.c[name] for name in _SUMMARY_COLUMNS)).where(s.c.session_id.in_(page.scalar_subquery()))
+                 .order_by(*_order(order)))
         with self._read() as conn:
             return [SessionSummary(**row) for row in conn.execute(query).mappings()]
 
@@ -261,20 +268,32 @@ class TraceStore:
         with self._read() as conn:
             return conn.execute(select(func.count()).select_from(schema.sessions).where(*where)).scalar_one()
 
-    def run_statistics(self) -> dict[str, dict[str, Any]]:
-        """Per run id: its sessions' counts ``by_status`` and ``by_outcome`` and their ``reward`` min, mean, max."""
+    def run_statistics(self, run_id: str | None = None) -> dict[str, dict[str, Any]]:
+        """Per run id (or for ``run_id`` only): its ``n_sessions``, their counts ``by_status`` and ``by_outcome``,
+        and their ``reward`` min, mean and max; one pass over an index."""
         s = schema.sessions
-        stats: dict[str, dict[str, Any]] = defaultdict(lambda: {"by_status": {}, "by_outcome": {}, "reward": None})
+        query = (select(s.c.run_id, s.c.status, s.c.outcome, func.count(), func.min(s.c.total_reward),
+                        func.sum(s.c.total_reward), func.max(s.c.total_reward))
+                 .group_by(s.c.run_id, s.c.status, s.c.outcome))
+        if run_id is not None:
+            query = query.where(s.c.run_id == Fields().text("run_id", run_id))
+        stats: dict[str, dict[str, Any]] = {}
         with self._read() as conn:
-            for column, key in ((s.c.status, "by_status"), (s.c.outcome, "by_outcome")):
-                for run_id, value, n in conn.execute(select(s.c.run_id, column, func.count())
-                                                     .group_by(s.c.run_id, column)):
-                    stats[run_id][key][value or "none"] = n
-            for run_id, low, mean, high in conn.execute(
-                    select(s.c.run_id, func.min(s.c.total_reward), func.avg(s.c.total_reward),
-                           func.max(s.c.total_reward)).group_by(s.c.run_id)):
-                stats[run_id]["reward"] = {"min": low, "mean": float(mean), "max": high}
-        return dict(stats)
+            rows = conn.execute(query).all()
+        for rid, status, outcome, n, low, total, high in rows:
+            run = stats.setdefault(rid, {"n_sessions": 0, "by_status": {}, "by_outcome": {},
+                                         "reward": {"min": low, "sum": 0.0, "max": high}})
+            run["n_sessions"] += n
+            run["by_status"][status] = run["by_status"].get(status, 0) + n
+            key = outcome or "none"
+            run["by_outcome"][key] = run["by_outcome"].get(key, 0) + n
+            reward = run["reward"]
+            reward["min"], reward["max"] = min(reward["min"], low), max(reward["max"], high)
+            reward["sum"] += float(total)
+        for run in stats.values():
+            reward = run["reward"]
+            reward["mean"] = reward.pop("sum") / run["n_sessions"]
+        return stats
 
     def iter_sessions(self, *, run_id: str | None = None, env_name: str | None = None,
                       min_reward: float | None = None, max_reward: float | None = None, status: str | None = None,

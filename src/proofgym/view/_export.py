@@ -32,7 +32,7 @@ def export_run(store: TraceStore, run_id: str, out_dir: str | os.PathLike[str], 
     out = Path(out_dir)
     if out.exists() and not out.is_dir():
         raise ViewError(f"export folder {out} is a file")
-    if not any(r.run_id == run_id for r in store.list_runs()):
+    if not any(r.run_id == run_id for r in store.list_runs(counts=False)):
         raise ViewError(f"run {run_id[:200]!r} is not in {store.url}", 404)
     out.parent.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))

@@ -29,6 +29,9 @@ ORDERS = {"started": "oldest first", "-started": "newest first", "-reward": "hig
           "reward": "lowest reward", "-score": "highest judge / outcome score", "score": "lowest score"}
 
 
+_NO_SESSIONS: dict[str, Any] = {"n_sessions": 0, "by_status": {}, "by_outcome": {}, "reward": None}
+
+
 class ViewError(ValueError):
     """A request the viewer cannot answer: ``status`` is the HTTP status (400 bad parameter, 404 not found)."""
 
@@ -165,16 +168,16 @@ class Site:
     def runs_page(self, links: Links) -> str:
         """Every run: kind, env, policy or model, counts by status and outcome, reward statistics."""
         stats = self.store.run_statistics()
-        runs = [(run, stats.get(run.run_id, {"by_status": {}, "by_outcome": {}, "reward": None}), _policy(run.config))
-                for run in reversed(self.store.list_runs())]
+        runs = [(run, stats.get(run.run_id, _NO_SESSIONS), _policy(run.config))
+                for run in reversed(self.store.list_runs(counts=False))]
         return self.render("runs.html", links, title="runs", runs=runs, store_url=self.store.url)
 
     def run_page(self, links: Links, run_id: str) -> str:
         """One run: its config and summary, charts (metrics.csv), and its best and worst sessions."""
-        run = next((r for r in self.store.list_runs() if r.run_id == run_id), None)
+        run = next((r for r in self.store.list_runs(counts=False) if r.run_id == run_id), None)
         if run is None:
             raise ViewError(f"run {run_id[:200]!r} is not in {self.store.url}", 404)
-        stats = self.store.run_statistics().get(run_id, {"by_status": {}, "by_outcome": {}, "reward": None})
+        stats = self.store.run_statistics(run_id).get(run_id, _NO_SESSIONS)
         folder = self._folders().get(run_id)
         charts = folder.charts() if folder else []
         best = self.store.list_sessions(run_id=run_id, order="-reward", limit=10)
@@ -204,7 +207,7 @@ class Site:
         pages = max(1, -(-total // PAGE_SIZE))
         shown = {k: params.get(k, "") for k in SESSION_FILTERS if k != "page"}
         return self.render("sessions.html", links, title="sessions", rows=rows, total=total, page=page,
-                           pages=pages, query=shown, run_ids=[r.run_id for r in self.store.list_runs()],
+                           pages=pages, query=shown, run_ids=[r.run_id for r in self.store.list_runs(counts=False)],
                            statuses=SESSION_STATUSES)
 
     def session_page(self, links: Links, session_id: str) -> str:
