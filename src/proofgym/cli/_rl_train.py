@@ -34,7 +34,8 @@ def rl_train(config: Path, *, dry_run: bool, steps: int | None, output_dir: Path
     except (RLError, ConfigError) as exc:
         fail(exc)
     if dry_run:
-        console.print(f"dry run: {json.dumps(result.dry_run, default=str)}")
+        console.print(f"dry run: {json.dumps(result.dry_run, default=str)}", soft_wrap=True)
+        console.print(f"dry run report: {result.output_dir / 'dry_run.json'}")
         if not result.dry_run.get("valid"):
             fail("dry run: no rollout of the batch was valid")
         console.print("dry run ok: services started, one batch rolled out and judged, no update made")

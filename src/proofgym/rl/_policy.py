@@ -41,6 +41,9 @@ TINY_CHAT_TEMPLATE = (
 )
 
 
+_TINY_CONTEXT = 1024
+
+
 @dataclass
 class PolicyModels:
     """The trained model (``trainer``), the served copy (``served``), the tokenizer, and how it trains."""
@@ -62,10 +65,10 @@ def build_policy_models(name: str, *, trainer_mode: str, lora: Any, seed: int, c
     if name == TINY_MODEL:
         from proofgym.training import TinyModelConfig, build_tiny_model
 
-        model, tokenizer = build_tiny_model(cache_dir, seed=seed, config=TinyModelConfig(max_positions=384),
+        model, tokenizer = build_tiny_model(cache_dir, seed=seed, config=TinyModelConfig(max_positions=_TINY_CONTEXT),
                                             corpus=corpus)
         tokenizer.chat_template = TINY_CHAT_TEMPLATE
-        context = 384
+        context = _TINY_CONTEXT
         use_lora = False
     else:
         from proofgym.serve._model_backend import load_model

@@ -180,11 +180,13 @@ class RLTrainer:
         previous = signal.signal(signal.SIGTERM, self._on_sigterm) if _main_thread() else None
         try:
             self._start()
-            if self.config.model.name == TINY_MODEL:
-                self._warmup()
+            if self.config.model.name == TINY_MODEL and not dry_run:
+                self._warmup()  # an update: a dry run makes none
             resumed = self._resume()
             if dry_run:
                 result.dry_run = asyncio.run(self._dry_run())
+                (self.output_dir / "dry_run.json").write_text(json.dumps(result.dry_run, default=str, indent=1),
+                                                              encoding="utf-8")
                 result.notes = self.notes
                 return result
             total = iterations or self.config.training.iterations
@@ -354,8 +356,9 @@ class RLTrainer:
             raise RLError(f"{self.invalid} of {self.total} rollouts were invalid, over the error budget "
                           f"training.max_error_share = {config.training.max_error_share}: {errors}")
         train_turns: list[Turn] = []
-        skipped = flat = 0
+        flat = 0
         rewards, successes = [], []
+        skipped = len({r.seed for r in rollouts} - set(groups))  # seeds with no valid rollout at all
         for members in groups.values():
             rewards += [reward for _, reward, _ in members]
             successes += [_success(rollout.trace) for rollout, _, _ in members]  # type: ignore[arg-type]
