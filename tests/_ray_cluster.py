@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import secrets
 import shutil
 import signal
 import socket
@@ -75,6 +76,14 @@ class RayNode:
         self.process.wait(timeout=30)
 
 
+def _reload_auth_settings() -> None:
+    """Make this process's Ray read the auth settings from the environment again (it reads them once and keeps them)."""
+    from ray._raylet import AuthenticationTokenLoader, Config
+
+    Config.initialize("")
+    AuthenticationTokenLoader.instance().reset_cache()
+
+
 def _group_alive(pgid: int) -> bool:
     try:
         os.killpg(pgid, 0)
@@ -85,31 +94,64 @@ def _group_alive(pgid: int) -> bool:
 
 @dataclass
 class LocalRayCluster:
-    """A head node and worker nodes on 127.0.0.1, under one private temp dir."""
+    """A head node and worker nodes on loopback, under one private temp dir, with a token of its own.
+
+    The token (``RAY_AUTH_MODE=token``, ``RAY_AUTH_TOKEN``, set for the nodes and, while the cluster runs, for
+    this process) keeps it apart from other Ray clusters of the same user: Ray otherwise reads the user-wide
+    ``~/.ray/auth_token``, which another cluster on the machine may have written.
+    """
 
     root: Path
     port: int = field(default_factory=_free_port)
     nodes: list[RayNode] = field(default_factory=list)
+    token: str = field(default_factory=lambda: secrets.token_hex(32))
 
     @property
     def address(self) -> str:
         return f"{NODE_IP}:{self.port}"
 
-    def start(self, *, head_cpus: int = 1, worker_cpus: int = 1) -> None:
+    def start(self, *, head_cpus: int = 1, worker_cpus: int | None = 1) -> None:
+        """Start the head and (unless ``worker_cpus`` is ``None``) a second node, and connect this process."""
         self.nodes.append(self._start_node("head", head_cpus, {"head_node": 1}, head=True))
         self._wait_for_port()
-        self.add_node("second", worker_cpus, {"second_node": 1})
         self.connect()
-        self.wait_for_nodes(2)
+        if worker_cpus is not None:
+            self.add_node("second", worker_cpus, {"second_node": 1})
+        self.wait_for_nodes(len(self.nodes))
 
     def add_node(self, name: str, cpus: int, resources: dict[str, float]) -> RayNode:
-        node = self._start_node(name, cpus, resources, head=False)
-        self.nodes.append(node)
-        return node
+        """Start a worker node; a start that Ray gives up on (its RPC deadlines, on a loaded machine) is retried once."""
+        for attempt in range(2):
+            node = self._start_node(name, cpus, resources, head=False)
+            self.nodes.append(node)
+            try:
+                self._wait_for_resource_or_exit(node, next(iter(resources)))
+                return node
+            except RuntimeError:
+                node.kill()
+                self.nodes.remove(node)
+                if attempt:
+                    raise
+        raise AssertionError("unreachable")
+
+    def _wait_for_resource_or_exit(self, node: RayNode, resource: str) -> None:
+        import ray
+
+        deadline = time.monotonic() + _START_TIMEOUT_S
+        while time.monotonic() < deadline:
+            if node.process.poll() is not None:
+                tail = node.log.read_text(errors="replace")[-1500:]
+                raise RuntimeError(f"ray start ({node.name}) exited with {node.process.returncode}:\n{tail}")
+            if resource in ray.cluster_resources():
+                return
+            time.sleep(0.3)
+        raise RuntimeError(f"Ray node {node.name} did not register within {_START_TIMEOUT_S:g}s")
 
     def connect(self) -> None:
         import ray
 
+        os.environ.update(self._auth_env())
+        _reload_auth_settings()
         if not ray.is_initialized():
             ray.init(address=self.address, _node_ip_address=NODE_IP, logging_level="warning", log_to_driver=False)
 
@@ -142,6 +184,8 @@ class LocalRayCluster:
             if ray.is_initialized():
                 ray.shutdown()
         finally:
+            for name in self._auth_env():
+                os.environ.pop(name, None)
             for node in self.nodes:  # nothing to keep: kill outright (a graceful stop takes seconds per node)
                 node.kill()
             self.nodes.clear()
@@ -163,12 +207,16 @@ class LocalRayCluster:
         else:
             command += ["--address", self.address]
         log = self.root / f"{name}.log"
-        env = {**os.environ, "RAY_USAGE_STATS_ENABLED": "0", "PYTHONPATH": _pythonpath()}
+        env = {**os.environ, "RAY_USAGE_STATS_ENABLED": "0", "PYTHONPATH": _pythonpath(), **self._auth_env()}
         env.pop("RAY_ADDRESS", None)
+        env.pop("RAY_AUTH_TOKEN_PATH", None)
         with log.open("wb") as out:
             process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, env=env,
                                        start_new_session=True)
         return RayNode(name, process, resources, log)
+
+    def _auth_env(self) -> dict[str, str]:
+        return {"RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN": self.token}
 
     def _wait_for_port(self) -> None:
         deadline = time.monotonic() + _START_TIMEOUT_S

@@ -6,7 +6,7 @@ from proofgym.runtime._cache import LRUVerdictCache, SQLiteVerdictCache, Verdict
 from proofgym.runtime._config import RayConfig, RuntimeConfig
 from proofgym.runtime._executors import Executor, InProcessExecutor, ProcessExecutor, WorkerDied
 from proofgym.runtime._metrics import RuntimeMetrics
-from proofgym.runtime._ray import RayExecutor, RayWorkerLost, connect_ray
+from proofgym.runtime._ray import RayActorPool, RayExecutor, RayWorkerLost, connect_ray
 from proofgym.runtime._runtime import VerificationRuntime
 
 __all__ = [
@@ -16,6 +16,7 @@ __all__ = [
     "InProcessExecutor",
     "LRUVerdictCache",
     "ProcessExecutor",
+    "RayActorPool",
     "RayConfig",
     "RayExecutor",
     "RayWorkerLost",

@@ -56,21 +56,152 @@ def connect_ray(address: str | None = None) -> Any:
     return ray
 
 
+class RayActorPool:
+    """Up to ``size`` Ray actors of one class, spread over the cluster's nodes, each serving one caller at a time.
+
+    ``actor_class`` is a plain class with a ``node_id()`` method; each actor reserves ``num_cpus`` CPUs,
+    is never restarted by Ray, and is started on demand in the background: :meth:`checkout` waits for
+    one that is up (and knows its node), so an actor that cannot be placed holds no caller. A caller
+    gives its actor back with :meth:`checkin`, or :meth:`replace` s it when it was lost or has to be
+    killed (a call that cannot be stopped otherwise). One pool serves one event loop; :meth:`close`
+    may come from any thread.
+    """
+
+    def __init__(self, actor_class: type, *, size: int, num_cpus: float = 1.0, args: tuple[Any, ...] = ()) -> None:
+        if size < 1:
+            raise ValueError(f"size must be >= 1, got {size}")
+        self._ray = import_ray()
+        self.size = size
+        self._remote = self._ray.remote(max_restarts=0, max_task_retries=0, num_cpus=num_cpus,
+                                        scheduling_strategy="SPREAD")(actor_class)
+        self._args = args
+        self._lock = threading.Lock()  # guards _actors and _closed
+        self._actors: set[PooledActor] = set()
+        self._closed = False
+        self._alive = 0  # started or starting, on the loop thread only
+        self._ready: asyncio.Queue[PooledActor | BaseException] | None = None
+        self._starting: set[asyncio.Future[str]] = set()
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    def nodes_used(self) -> set[str]:
+        """Ray node ids of the pool's actors that are up now."""
+        with self._lock:
+            return {actor.node_id for actor in self._actors if actor.node_id is not None}
+
+    async def checkout(self) -> PooledActor:
+        """An idle actor that is up, starting one when none is idle and the pool is not full."""
+        if self._ready is None:
+            self._ready = asyncio.Queue()
+        while True:
+            if self._closed:
+                raise RuntimeError("the Ray actor pool is closed")
+            if self._ready.empty() and self._alive < self.size:
+                self._start()
+            item = await self._ready.get()
+            if isinstance(item, BaseException):
+                raise item
+            if not self._closed:
+                return item
+
+    async def fill(self, timeout_s: float) -> int:
+        """Start the pool's missing actors and wait up to ``timeout_s`` for all to be up; returns how many are.
+
+        For long calls (rollouts) that should spread over every node from the start, rather than go to
+        whichever actor came up first."""
+        if self._ready is None:
+            self._ready = asyncio.Queue()
+        while not self._closed and self._alive < self.size:
+            self._start()
+        if self._starting:
+            await asyncio.wait(set(self._starting), timeout=timeout_s)
+        with self._lock:
+            return sum(actor.node_id is not None for actor in self._actors)
+
+    def checkin(self, actor: PooledActor) -> None:
+        """Give back an actor that served its call."""
+        self._ready.put_nowait(actor)  # type: ignore[union-attr]
+
+    def replace(self, actor: PooledActor) -> None:
+        """Kill ``actor`` and start its successor now, so that the next caller finds it warming up."""
+        self._discard(actor)
+        if not self._closed and self._alive < self.size:
+            self._start()
+
+    def close(self) -> None:
+        """Kill every actor of the pool; idempotent."""
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+            actors, self._actors = self._actors, set()
+        for actor in actors:
+            actor.kill(self._ray)
+
+    def _start(self) -> None:
+        actor = PooledActor(self._remote.remote(*self._args))
+        with self._lock:
+            self._actors.add(actor)
+        self._alive += 1
+        # Start-up runs in the background (like the process pool's): a caller that stops waiting for it
+        # leaves it to finish and join the pool.
+        started = asyncio.ensure_future(asyncio.wrap_future(actor.handle.node_id.remote().future()))
+        self._starting.add(started)
+        started.add_done_callback(functools.partial(self._on_started, actor))
+
+    def _on_started(self, actor: PooledActor, started: asyncio.Future[str]) -> None:
+        self._starting.discard(started)
+        error = None if started.cancelled() else started.exception()
+        if started.cancelled() or error is not None or self._closed:
+            self._discard(actor)
+            if error is not None and self._ready is not None:
+                lost = RayWorkerLost(f"Ray actor could not start: {type(error).__name__}: {_first_line(error)}")
+                self._ready.put_nowait(lost)
+            return
+        actor.node_id = started.result()
+        self._ready.put_nowait(actor)  # type: ignore[union-attr]
+
+    def _discard(self, actor: PooledActor) -> None:
+        with self._lock:
+            known = actor in self._actors
+            self._actors.discard(actor)
+        if known:
+            self._alive -= 1
+        actor.kill(self._ray)
+
+
+class PooledActor:
+    """One actor of a :class:`RayActorPool`: its handle, its node once up, and what its user put in it."""
+
+    def __init__(self, handle: Any) -> None:
+        self.handle = handle
+        self.node_id: str | None = None
+        self.tokens: set[int] = set()  # for the pool's user: e.g. which verifiers this actor holds
+
+    def kill(self, ray: Any) -> None:
+        try:
+            ray.kill(self.handle, no_restart=True)
+        except Exception:  # already dead, or Ray is shutting down
+            pass
+
+
 class RayExecutor:
     """Runs each verifier call on a Ray cluster, for CPU-bound verifiers that outgrow one machine.
 
-    ``mode="actors"`` (the default) keeps up to ``max_workers`` long-lived actors, each holding the
-    verifiers it was sent (unpickled once per actor, so a compiled rulebook or a Verilog problem set's
-    reference results are built once, not per call) and serving one call at a time. ``mode="tasks"``
-    runs one Ray task per call, the verifier unpickled from the object store each time. Either way
-    each actor or task reserves ``num_cpus`` CPUs, so the cluster's scheduler bounds concurrency
-    cluster-wide, and placement spreads over the nodes.
+    ``mode="actors"`` (the default) keeps up to ``max_workers`` long-lived actors (a
+    :class:`RayActorPool`), each holding the verifiers it was sent (unpickled once per actor, so a
+    compiled rulebook or a Verilog problem set's reference results are built once, not per call)
+    and serving one call at a time. ``mode="tasks"`` runs one Ray task per call, the verifier
+    unpickled from the object store each time. Either way each actor or task reserves ``num_cpus``
+    CPUs, so the cluster's scheduler bounds concurrency cluster-wide, and placement spreads over the nodes.
 
     The contract is :class:`~proofgym.runtime.ProcessExecutor`'s: a call the runtime cancels (its
     timeout) has its actor killed (``ray.kill``) or its task's worker killed (``ray.cancel(force=True)``),
     so a hung verifier never holds a CPU; what the verifier raises comes back as raised (the runtime
     classifies it); a lost actor, worker or node raises :class:`RayWorkerLost`, a transient failure the
-    runtime retries. A killed or lost actor is replaced in the background.
+    runtime retries. A killed or lost actor is replaced at once, in the background.
 
     ``max_workers`` defaults to the cluster's CPUs divided by ``num_cpus`` when the executor is built.
     Calls waiting for a free actor (for instance while replacements of a lost node's actors cannot be
@@ -91,15 +222,9 @@ class RayExecutor:
         self.max_workers = max_workers
         self.mode: RayMode = mode
         self.num_cpus = num_cpus
-        self._options = {"num_cpus": num_cpus, "scheduling_strategy": "SPREAD"}
-        self._lock = threading.Lock()  # guards _actors and _closed: close() may come from another thread
-        self._actors: set[_Actor] = set()
-        self._closed = False
-        self._alive = 0  # started or starting, on the loop thread only
-        self._ready: asyncio.Queue[_Actor | BaseException] | None = None
+        self._pool = RayActorPool(_VerifierHost, size=max_workers, num_cpus=num_cpus)
+        self._task = ray.remote(max_retries=0, num_cpus=num_cpus, scheduling_strategy="SPREAD")(_verify_task)
         self._payloads: dict[int, tuple[Verifier, Any]] = {}  # id(verifier) -> (verifier, object ref of its pickle)
-        self._host_class: Any = None
-        self._task: Any = None
 
     @classmethod
     def from_config(cls, config: RayConfig | None, max_workers: int | None = None) -> RayExecutor:
@@ -112,12 +237,11 @@ class RayExecutor:
         return self.max_workers
 
     def nodes_used(self) -> set[str]:
-        """Ray node ids of the actors alive now (empty in ``tasks`` mode)."""
-        with self._lock:
-            return {actor.node_id for actor in self._actors if actor.node_id is not None}
+        """Ray node ids of the actors that are up now (empty in ``tasks`` mode)."""
+        return self._pool.nodes_used()
 
     async def run(self, verifier: Verifier, claims: list[Claim]) -> list[Any]:
-        if self._closed:
+        if self._pool.closed:
             raise RuntimeError("RayExecutor is closed")
         token, payload = self._payload(verifier)
         if self.mode == "tasks":
@@ -130,20 +254,10 @@ class RayExecutor:
 
     def close(self) -> None:
         """Kill this executor's actors; the process stays connected to Ray (other users may share it)."""
-        with self._lock:
-            if self._closed:
-                return
-            self._closed = True
-            actors, self._actors = self._actors, set()
-        for actor in actors:
-            actor.kill(self._ray)
+        self._pool.close()
         self._payloads.clear()
 
-    # -- tasks ---------------------------------------------------------------------------------------
-
     async def _run_task(self, payload: Any, claims: list[Claim]) -> tuple[str, Any]:
-        if self._task is None:
-            self._task = self._ray.remote(max_retries=0, **self._options)(_verify_task)
         ref = self._task.remote(payload, claims)
         try:
             return await asyncio.wrap_future(ref.future())
@@ -155,76 +269,25 @@ class RayExecutor:
         except self._ray.exceptions.RayError as exc:
             raise RayWorkerLost(f"Ray task lost: {type(exc).__name__}: {_first_line(exc)}") from None
 
-    # -- actors --------------------------------------------------------------------------------------
-
     async def _run_actor(self, token: int, payload: Any, claims: list[Claim]) -> tuple[str, Any]:
-        actor = await self._checkout()
+        actor = await self._pool.checkout()
         try:
             ref = actor.handle.verify.remote(token, None if token in actor.tokens else payload, claims)
             status, value = await asyncio.wrap_future(ref.future())
         except asyncio.CancelledError:
-            self._replace(actor)  # it may still be busy with this call: it never serves again
+            self._pool.replace(actor)  # it may still be busy with this call: it never serves again
             raise
         except self._ray.exceptions.RayTaskError as exc:  # e.g. an answer that cannot be sent back
-            self._ready.put_nowait(actor)  # type: ignore[union-attr]  # the actor itself is fine
+            self._pool.checkin(actor)  # the actor itself is fine
             raise RuntimeError(f"verifier actor failed outside the verifier: {_first_line(exc)}") from None
         except self._ray.exceptions.RayError as exc:
-            self._replace(actor)
+            self._pool.replace(actor)
             raise RayWorkerLost(f"Ray actor lost on node {actor.node_id}: {type(exc).__name__}: "
                                 f"{_first_line(exc)}") from None
         if status == "ok":
             actor.tokens.add(token)
-        self._ready.put_nowait(actor)  # type: ignore[union-attr]
+        self._pool.checkin(actor)
         return status, value
-
-    async def _checkout(self) -> _Actor:
-        if self._ready is None:
-            self._ready = asyncio.Queue()
-        while True:
-            if self._ready.empty() and self._alive < self.max_workers:
-                self._start_actor()
-            item = await self._ready.get()
-            if isinstance(item, BaseException):
-                raise item
-            if not self._closed:
-                return item
-
-    def _start_actor(self) -> None:
-        if self._host_class is None:
-            self._host_class = self._ray.remote(max_restarts=0, max_task_retries=0, **self._options)(_VerifierHost)
-        actor = _Actor(self._host_class.remote())
-        with self._lock:
-            self._actors.add(actor)
-        self._alive += 1
-        # Start-up runs in the background (like the process pool's): a call that stops waiting for it
-        # leaves it to finish and join the pool.
-        started = asyncio.ensure_future(asyncio.wrap_future(actor.handle.node_id.remote().future()))
-        started.add_done_callback(functools.partial(self._on_started, actor))
-
-    def _on_started(self, actor: _Actor, started: asyncio.Future[str]) -> None:
-        error = None if started.cancelled() else started.exception()
-        if started.cancelled() or error is not None or self._closed:
-            self._discard(actor)
-            if error is not None and self._ready is not None:
-                lost = RayWorkerLost(f"Ray actor could not start: {type(error).__name__}: {_first_line(error)}")
-                self._ready.put_nowait(lost)
-            return
-        actor.node_id = started.result()
-        self._ready.put_nowait(actor)  # type: ignore[union-attr]
-
-    def _replace(self, actor: _Actor) -> None:
-        """Kill ``actor`` and start its successor now, so that the next call finds it warming up."""
-        self._discard(actor)
-        if not self._closed and self._alive < self.max_workers:
-            self._start_actor()
-
-    def _discard(self, actor: _Actor) -> None:
-        with self._lock:
-            known = actor in self._actors
-            self._actors.discard(actor)
-        if known:
-            self._alive -= 1
-        actor.kill(self._ray)
 
     def _payload(self, verifier: Verifier) -> tuple[int, Any]:
         # Keyed by id() and holding the verifier itself, so the id cannot be reused while cached.
@@ -233,21 +296,6 @@ class RayExecutor:
             entry = (verifier, self._ray.put(pickle.dumps(verifier, protocol=pickle.HIGHEST_PROTOCOL)))
             self._payloads[id(verifier)] = entry
         return id(verifier), entry[1]
-
-
-class _Actor:
-    """The driver's view of one verifier actor."""
-
-    def __init__(self, handle: Any) -> None:
-        self.handle = handle
-        self.tokens: set[int] = set()  # verifiers this actor already holds
-        self.node_id: str | None = None
-
-    def kill(self, ray: Any) -> None:
-        try:
-            ray.kill(self.handle, no_restart=True)
-        except Exception:  # already dead, or Ray is shutting down
-            pass
 
 
 class _VerifierHost:
