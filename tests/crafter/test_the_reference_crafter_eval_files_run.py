@@ -7,25 +7,17 @@ from __future__ import annotations
 import json
 
 import pytest
-from evaluation.test_the_reference_eval_files_run_as_written import pointed_here, reference_file
+# key: that test's autouse fixture (ENVIRONMENT_API_KEY set to KEY, the other key variables cleared), used here too
+from evaluation.test_the_reference_eval_files_run_as_written import KEY, key, pointed_here, reference_file  # noqa: F401
 from serve._support import ScriptedModelServer, TaskAppProcess
 from typer.testing import CliRunner
 
 from proofgym.cli import app
 
 pytest.importorskip("crafter", reason="needs the crafter package: pip install 'proofgym[crafter]'")
-KEY = "reference-crafter-key"
 runner = CliRunner()
 # Three decisions of four actions: the files' 10-step episodes end on the step limit.
 MOVES = [{"tool": "interact_many", "args": {"actions": ["move_left", "do", "move_up", "do"]}}] * 10
-
-
-@pytest.fixture(autouse=True)
-def key(monkeypatch):
-    for name in ("PROOFGYM_API_KEY", "ENV_API_KEY"):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("ENVIRONMENT_API_KEY", KEY)
-    monkeypatch.setenv("OPENAI_API_KEY", "not-a-real-key")
 
 
 @pytest.fixture(scope="module")
