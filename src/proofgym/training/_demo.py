@@ -432,6 +432,7 @@ def _print_outcome(console: Any, result: DemoResult) -> None:
     console.print(f"goal (>= {result.goal:.0%} held-out accuracy on every rule branch): {verdict}")
     console.print(f"wrote {result.metrics_csv}, {result.reward_curve}, {result.traces} (run {result.run_id}), "
                   f"{result.out_dir / 'policy'}")
+    console.print(f"open the viewer: proofgym view --traces {result.traces}")
 
 
 def _loggable(metrics: Mapping[str, Any]) -> dict[str, Any]:
