@@ -9,6 +9,7 @@ import os
 import socket
 import subprocess
 import sys
+import threading
 import time
 import uuid
 from dataclasses import dataclass
@@ -40,6 +41,7 @@ class LocalTaskApp:
         self.url = f"http://127.0.0.1:{self.port}"
         self.process: subprocess.Popen[bytes] | None = None
         self.restarts = 0
+        self._lock = threading.Lock()  # rollouts failing together restart the app once
 
     def start(self, timeout_s: float = 120.0) -> LocalTaskApp:
         command = [sys.executable, "-c", "from proofgym.cli import main; main()", "serve", self.env_name,
@@ -73,11 +75,12 @@ class LocalTaskApp:
 
     def ensure_running(self) -> bool:
         """Restart the app if its process died; whether it did."""
-        if self.process is not None and self.process.poll() is None:
-            return False
-        self.restarts += 1
-        self.start()
-        return True
+        with self._lock:
+            if self.process is not None and self.process.poll() is None:
+                return False
+            self.restarts += 1
+            self.start()
+            return True
 
     def close(self) -> None:
         if self.process is not None and self.process.poll() is None:

@@ -13,6 +13,7 @@ and completion ids, the loss on the completion ids only.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import math
 import random
@@ -35,6 +36,7 @@ from proofgym.training import MetricsLog
 
 _TRAIN_SEED_BASE = 10_000
 _MAX_TOKENS = 48
+_WARMUP_EPISODES = 8  # episodes per warm-up step
 
 
 @dataclass
@@ -229,8 +231,11 @@ class RLTrainer:
         backend = self.server.backend
         eos = backend.eos_token_ids[0]
         for _ in range(steps):
+            if self.stop_requested:
+                raise RLError("SIGTERM during the format warm-up: stopped before any RL iteration (run again to "
+                              "start over)")
             turns = []
-            for _ in range(16):
+            for _ in range(_WARMUP_EPISODES):
                 seed = _TRAIN_SEED_BASE + rng.randrange(10**6)
                 for messages, completion in _episode_turns(env, seed, rng):
                     prompt = backend.encode(backend.render(messages, [dict(t) for t in env.tools]))
@@ -384,13 +389,12 @@ class RLTrainer:
 
     def _credit(self, members: list[tuple[Rollout, float, list[Turn]]],
                 scores: dict[str, TrajectoryScore]) -> list[Turn]:
-        import dataclasses
-
         config = self.config
         stepwise = config.step_rewards_enabled and config.training.step_rewards_mode == "decision_stepwise"
         out: list[Turn] = []
         if stepwise and all(r.cid in scores for r, _, _ in members):
-            values = [decision_values(scores[r.cid], r.trace, indicator_lambda=config.training.step_rewards_indicator_lambda)  # type: ignore[arg-type]
+            weight = config.training.step_rewards_indicator_lambda
+            values = [decision_values(scores[r.cid], r.trace, indicator_lambda=weight)  # type: ignore[arg-type]
                       for r, _, _ in members]
             flat = group_advantages([v for row in values for v in row])
             index = 0
