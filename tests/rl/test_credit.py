@@ -109,3 +109,9 @@ def test_decision_values_add_up_to_the_blend_and_credit_the_useful_decision():
     values = decision_values(score, trace, indicator_lambda=1.0)
     assert math.isclose(sum(values), score.reward.value, abs_tol=1e-9)
     assert values[0] > values[1]  # the repeated call earns less than the first reveal
+
+
+def test_an_answer_that_is_no_decision_scores_zero_not_an_abstention():
+    trace = _trace([("answer", {"error": "unknown decision"})], False)
+    score = RubricScorer(FACT_FINDING_RUBRICS).score_sync([trace])[0]
+    assert score.outcome.total == 0.0 and not score.reward.abstained

@@ -188,12 +188,12 @@ def no_redundancy(ctx: CriterionContext) -> tuple[float, str] | None:
 def correct_decision(ctx: CriterionContext) -> tuple[float, str] | None:
     """1 when the episode's answer is the certified decision, 0 when wrong or never given; abstains when the
     answer could not be checked."""
-    answers = [s for s in ctx.trace.steps if _tool(s) == "answer"]
+    answers = [s for s in ctx.trace.steps if _tool(s) == "answer" and not s.info.get("error")]
     if not answers:
-        return 0.0, "no answer"
+        return 0.0, "no valid answer"  # the model's failure (no answer, or not a decision): a 0, not an abstention
     info = answers[-1].info
     if "correct" not in info:
-        return None
+        return None  # the kernel certified no decision for the record: no signal
     return (1.0, "certified and correct") if info["correct"] else (0.0, f"wrong (gold {info.get('gold')})")
 
 
