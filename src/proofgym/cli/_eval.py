@@ -26,6 +26,9 @@ def eval_command(
                                                       "[eval.policy_config]."),
     json_out: Optional[Path] = typer.Option(None, "--json-out", help="Also write the summary and every result "
                                                                      "as JSON to this file."),
+    ray: Optional[str] = typer.Option(None, "--ray", metavar="ADDRESS",
+                                      help="Run the rollouts on this Ray cluster ('auto', host:port or "
+                                           "ray://host:port); overrides [compute] ray_address."),
 ) -> None:
     """Roll a policy out on every seed of an eval config and summarise; exit 1 if any rollout failed or the
     environment could judge none of them (every outcome ``invalid``, e.g. its toolchain is not installed).
@@ -39,14 +42,16 @@ def eval_command(
     from proofgym.evaluation import build_judges
 
     try:
-        section = load_eval_config(config).eval
+        loaded = load_eval_config(config)
+        section, compute = loaded.eval, _with_ray(loaded.compute, ray)
         judges = build_judges(section.judge_entries())
     except (ConfigError, EvalError) as exc:
         fail(exc)
     problems = [f"{judge.problem}; judge {judge.name!r} is not run" for judge in judges if judge.problem]
     for line in [*section.warnings(), *problems]:
         _stderr.print(f"[yellow]warning:[/yellow] {_escape(f'{config}: {line}')}", highlight=False, soft_wrap=True)
-    where = f"task app {redact_url(section.task_app_url)}" if section.task_app_url else "in-process"
+    where = f"task app {redact_url(section.task_app_url)}" if section.task_app_url else \
+        f"on the Ray cluster at {compute.ray_address}" if compute and compute.ray_address else "in-process"
     console.print(f"eval {section.app_id or config.stem}: {len(section.seeds)} seeds, concurrency "
                   f"{section.concurrency}, policy {section.resolved_policy_name}, {where}", highlight=False)
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
@@ -58,7 +63,7 @@ def eval_command(
             progress.advance(task)
 
         try:
-            report = run_eval(section, on_result=show, judges=judges)
+            report = run_eval(section, on_result=show, judges=judges, compute=compute)
         except EvalError as exc:
             progress.stop()
             fail(exc)
@@ -71,6 +76,21 @@ def eval_command(
                     f"({'; '.join(map(_headline, report.invalid_reasons()))})")
     if report.failed or report.nothing_judged:
         raise typer.Exit(1)
+
+
+def _with_ray(compute: Any, address: str | None) -> Any:
+    """``[compute]`` with ``--ray ADDRESS`` in it (a ``ConfigError`` naming ``--ray`` when it is no address)."""
+    if address is None:
+        return compute
+    from pydantic import ValidationError
+
+    from proofgym.evaluation import ComputeSection
+
+    try:
+        return ComputeSection.model_validate({**(compute.model_dump() if compute else {}), "ray_address": address})
+    except ValidationError:
+        raise ConfigError(f"--ray: {address!r} is not a Ray address; expected 'auto', host:port or "
+                          "ray://host:port") from None
 
 
 def _seed_line(result: Any) -> str:
@@ -114,7 +134,22 @@ def _print_summary(report: Any) -> None:
                       highlight=False, soft_wrap=True)
     for judge in summary["judges"]:
         console.print(_judge_line(judge), highlight=False, soft_wrap=True)
+    if summary.get("achievements"):
+        _print_achievements(summary["achievements"], summary["mean_return"])
     console.print(f"traces: {report.traces} (run {report.run_id})", highlight=False)
+
+
+def _print_achievements(found: dict[str, Any], mean_return: float | None) -> None:
+    """The environment's achievements: each one's success rate, then the score and progress beside the return."""
+    table = Table(title=f"achievements over {found['episodes']} episodes")
+    table.add_column("achievement")
+    table.add_column("success rate", justify="right")
+    for name, rate in found["success_rates"].items():
+        table.add_row(_escape(name), f"{rate:.1f} %")
+    console.print(table)
+    shown = "-" if mean_return is None else f"{mean_return:+.3f}"
+    console.print(f"score {found['score']:.2f} % (exp(mean ln(1 + p)) - 1), progress {found['progress']:.1%} "
+                  f"(achievements unlocked / {found['achievements']}), mean return {shown}", highlight=False)
 
 
 _SCORE_KIND = {"blended": "blended reward", "outcome": "outcome total", "event": "event total"}

@@ -4,6 +4,7 @@
 """
 
 from proofgym.evaluation._config import (
+    ComputeSection,
     EvalConfig,
     EvalPolicyConfig,
     EvalSection,
@@ -17,6 +18,7 @@ from proofgym.evaluation._report import EvalReport, SeedResult
 from proofgym.evaluation._runner import evaluate, run_eval
 
 __all__ = [
+    "ComputeSection",
     "EvalConfig",
     "EvalError",
     "EvalJudge",

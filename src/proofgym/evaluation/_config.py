@@ -26,7 +26,10 @@ class EvalPolicyConfig(BaseModel):
 
     ``provider`` picks the policy when ``[eval] policy_name`` is absent (an inference provider such
     as ``openai``, ``vllm`` or ``groq`` means the OpenAI-compatible client); ``max_llm_calls`` caps
-    the model calls of a rollout (one per turn). Neither is passed to the policy.
+    the model calls of a rollout (one per turn). Neither is passed to the policy. ``use_vision`` and
+    ``image_only_mode`` (the reference's Crafter files) say whether the model is shown frames: proofgym's policies
+    are shown the observation's text only, so they are not passed on either, and ``warnings`` says so when one is
+    true (an environment that renders frames takes ``use_vision`` in ``[eval.env_config]``).
     """
 
     model_config = ConfigDict(extra="allow")
@@ -38,6 +41,12 @@ class EvalPolicyConfig(BaseModel):
     top_p: float | None = Field(None, gt=0, le=1)
     max_tokens: int | None = Field(None, ge=1)
     max_llm_calls: int | None = Field(None, ge=1)
+    use_vision: bool | None = None
+    image_only_mode: bool | None = None
+
+
+#: Keys of ``[eval.policy_config]`` that are not the policy's own.
+_NOT_POLICY_KEYS = {"provider", "max_llm_calls", "use_vision", "image_only_mode"}
 
 
 class EvalSection(BaseModel):
@@ -132,6 +141,10 @@ class EvalSection(BaseModel):
             lines.append(f"eval.policy_name: {self.policy_name!r} is not a proofgym policy; using "
                          f"{self.resolved_policy_name!r}, the policy of policy_config."
                          f"{'provider' if self.policy_config.provider else 'inference_url'}")
+        shown = [key for key in ("use_vision", "image_only_mode") if getattr(self.policy_config, key)]
+        if shown:
+            lines.append(f"eval.policy_config: {', '.join(shown)} ignored: policies are shown the observation's "
+                         "text only")
         return lines
 
     def _policy_name_is_foreign(self) -> bool:
@@ -148,20 +161,45 @@ class EvalSection(BaseModel):
         return min(limits, default=None)
 
     def policy_options(self) -> dict[str, Any]:
-        """The config given to the policy: ``policy_config`` without ``provider`` / ``max_llm_calls``,
-        with ``[eval] model`` as the default model."""
-        options = self.policy_config.model_dump(exclude_none=True, exclude={"provider", "max_llm_calls"})
+        """The config given to the policy: ``policy_config`` without ``provider``, ``max_llm_calls``,
+        ``use_vision`` and ``image_only_mode``, with ``[eval] model`` as the default model."""
+        options = self.policy_config.model_dump(exclude_none=True, exclude=_NOT_POLICY_KEYS)
         if self.model is not None:
             options.setdefault("model", self.model)
         return options
 
 
+class ComputeSection(BaseModel):
+    """``[compute]``: where the rollouts run. With ``ray_address`` (or ``proofgym eval --ray ADDRESS``) they run
+    as Ray actors spread over that cluster (``auto``, ``host:port`` or ``ray://host:port``), each reserving
+    ``num_cpus`` CPUs; ``workers`` actors at most (default: ``[eval] concurrency``, capped by the cluster's CPUs)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    ray_address: str | None = Field(None, min_length=1)
+    num_cpus: float = Field(1.0, gt=0, le=1024, allow_inf_nan=False)
+    workers: int | None = Field(None, ge=1, le=1024)
+
+    @field_validator("ray_address")
+    @classmethod
+    def _ray_address(cls, value: str | None) -> str | None:
+        from proofgym.runtime import RayConfig  # the one check of a Ray address
+
+        if value is not None:
+            try:
+                RayConfig(address=value)
+            except ValidationError:
+                raise ValueError("expected 'auto', 'host:port' or 'ray://host:port'") from None
+        return value
+
+
 class EvalConfig(BaseModel):
-    """A whole eval file: one ``[eval]`` table."""
+    """A whole eval file: one ``[eval]`` table, and ``[compute]`` when the rollouts run on a Ray cluster."""
 
     model_config = ConfigDict(extra="forbid")
 
     eval: EvalSection
+    compute: ComputeSection | None = None
 
 
 def _known_keys() -> list[str]:

@@ -9,7 +9,7 @@ from typing import Any, Mapping
 from proofgym.core import bounded_json, redact_url
 from proofgym.evaluation._config import EvalSection
 from proofgym.evaluation._errors import EvalError
-from proofgym.evaluation._report import SeedResult
+from proofgym.evaluation._report import SeedResult, achievements_of
 from proofgym.rollouts import invalid_reason
 from proofgym.traces import SessionTrace
 
@@ -138,8 +138,19 @@ def _read_response(data: Mapping[str, Any], seed: int, elapsed: float) -> tuple[
         task_id=metadata.get("task_id"),
         error=None if data.get("error") is None else str(data["error"]),
         invalid_reason=_invalid_reason(metrics, session),
+        achievements=achievements_of(_last_info(data, session)),
     )
     return result, session
+
+
+def _last_info(data: Mapping[str, Any], session: SessionTrace | None) -> Any:
+    """The last step's ``info``: the full trace's, else the response's trajectory's (a compact trace has none)."""
+    if session is not None and session.steps:
+        return dict(session.steps[-1].info)
+    trajectories = data.get("trajectories")
+    steps = trajectories[0].get("steps") if isinstance(trajectories, list) and trajectories and \
+        isinstance(trajectories[0], Mapping) else None
+    return steps[-1].get("info") if isinstance(steps, list) and steps and isinstance(steps[-1], Mapping) else None
 
 
 def _invalid_reason(metrics: Mapping[str, Any], session: SessionTrace | None) -> str | None:

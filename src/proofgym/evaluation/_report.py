@@ -26,6 +26,35 @@ def pearson(xs: Sequence[float], ys: Sequence[float]) -> float | None:
     return max(-1.0, min(1.0, r))
 
 
+def achievements_of(info: Any) -> dict[str, int] | None:
+    """An environment's achievement counts from a last step's ``info``: ``info["achievements"]``, a mapping of
+    every achievement the environment has to how often the episode unlocked it (0 for none), or ``None`` when the
+    environment reports no achievements (or not in that shape)."""
+    found = info.get("achievements") if isinstance(info, dict) else None
+    if not isinstance(found, dict) or not found or len(found) > 1000:
+        return None
+    counts = {str(name): count for name, count in found.items()}
+    if not all(isinstance(count, int) and not isinstance(count, bool) and count >= 0 for count in counts.values()):
+        return None
+    return counts
+
+
+def achievement_summary(results: Sequence[SeedResult]) -> dict[str, Any] | None:
+    """Over the judged rollouts that ended ``ok`` and report achievements: each achievement's success rate in %
+    (the share of episodes that unlocked it), the score (Crafter's: ``exp(mean(ln(1 + p))) - 1`` over the success
+    rates ``p`` in %, a geometric mean that rewards breadth) and progress (the mean share of the achievements an
+    episode unlocked). ``None`` when no rollout reports achievements."""
+    counted = [r.achievements for r in results if r.ok and not r.invalid and r.achievements is not None]
+    if not counted:
+        return None
+    names = sorted(set().union(*counted))
+    rates = {name: 100.0 * sum(counts.get(name, 0) > 0 for counts in counted) / len(counted) for name in names}
+    score = math.exp(math.fsum(math.log1p(rate) for rate in rates.values()) / len(rates)) - 1.0
+    progress = math.fsum(sum(counts.get(name, 0) > 0 for name in names) / len(names) for counts in counted)
+    return {"episodes": len(counted), "achievements": len(names), "success_rates": rates, "score": score,
+            "progress": progress / len(counted)}
+
+
 @dataclass(frozen=True)
 class SeedResult:
     """One rollout of an evaluation.
@@ -35,6 +64,8 @@ class SeedResult:
     then says why. ``passed`` means the rollout ended with the environment's top outcome.
     ``invalid_reason`` is set when the rollout ran but the environment could not judge it (its
     toolchain missing, its verifier unavailable): it is ``invalid``, neither passed nor failed.
+    ``achievements`` is the count of each achievement the episode unlocked, when the environment reports them
+    (see :func:`achievements_of`).
     """
 
     seed: int
@@ -49,6 +80,7 @@ class SeedResult:
     error: str | None = None
     invalid_reason: str | None = None
     judge_scores: dict[str, float | None] = field(default_factory=dict)
+    achievements: dict[str, int] | None = None
 
     @property
     def ok(self) -> bool:
@@ -122,6 +154,7 @@ class EvalReport:
     wall_time_s: float = 0.0
     app_id: str | None = None
     judges: list[JudgeStats] = field(default_factory=list)
+    ray_address: str | None = None  # the Ray cluster the rollouts ran on
 
     @property
     def ok(self) -> int:
@@ -166,6 +199,7 @@ class EvalReport:
             "wall_time_s": self.wall_time_s,
             "rollouts_per_s": len(self.results) / self.wall_time_s if self.wall_time_s > 0 else None,
             "judges": [judge.summary(self.results) for judge in self.judges],
+            "achievements": achievement_summary(self.results),
         }
 
     def to_dict(self) -> dict[str, Any]:
@@ -175,7 +209,8 @@ class EvalReport:
             "env_name": self.env_name,
             "policy_name": self.policy_name,
             "model": self.model,
-            "mode": "remote" if self.task_app_url else "in-process",
+            "mode": "remote" if self.task_app_url else "ray" if self.ray_address else "in-process",
+            "ray_address": self.ray_address,
             "task_app_url": self.task_app_url,
             "traces": self.traces,
             "summary": self.summary(),

@@ -12,23 +12,23 @@ from typing import Any, Callable
 from proofgym.config import ConfigError
 from proofgym.core import redact_url
 from proofgym.envs import env_names, make
-from proofgym.evaluation._config import EvalConfig, EvalSection
+from proofgym.evaluation._config import ComputeSection, EvalConfig, EvalSection
 from proofgym.evaluation._errors import EvalError
 from proofgym.evaluation._judges import EvalJudge, build_judges, invalid_verdicts
-from proofgym.evaluation._report import EvalReport, JudgeStats, SeedResult
+from proofgym.evaluation._report import EvalReport, JudgeStats, SeedResult, achievements_of
 from proofgym.traces import DEFAULT_PATH, SessionTrace, TraceStore, TraceWriteError, TraceWriter
 
 OnResult = Callable[[SeedResult], Any]
 
 
 def run_eval(config: EvalConfig | EvalSection, *, on_result: OnResult | None = None,
-             judges: list[EvalJudge] | None = None) -> EvalReport:
+             judges: list[EvalJudge] | None = None, compute: ComputeSection | None = None) -> EvalReport:
     """Run an evaluation to the end (see :func:`evaluate`)."""
-    return asyncio.run(evaluate(config, on_result=on_result, judges=judges))
+    return asyncio.run(evaluate(config, on_result=on_result, judges=judges, compute=compute))
 
 
 async def evaluate(config: EvalConfig | EvalSection, *, on_result: OnResult | None = None,
-                   judges: list[EvalJudge] | None = None) -> EvalReport:
+                   judges: list[EvalJudge] | None = None, compute: ComputeSection | None = None) -> EvalReport:
     """Roll out every seed of ``config`` and return the report; ``on_result(result)`` is called as each finishes.
 
     Then every judge (``judges``, else those the config's ``[eval.judge]`` / ``[[eval.judges]]`` build) scores
@@ -39,18 +39,24 @@ async def evaluate(config: EvalConfig | EvalSection, *, on_result: OnResult | No
     run of kind ``eval`` whose summary is the report's; a remote app's sessions are stored when it
     returns full traces. A rollout that fails is a result with its error, never an exception;
     :class:`EvalError` is raised only when the evaluation cannot start.
+
+    ``compute`` (default: the config's ``[compute]``) with a ``ray_address`` runs the local rollouts on that
+    Ray cluster instead (:class:`~proofgym.evaluation._ray_rollouts.RayRollouts`).
     """
     section = config.eval if isinstance(config, EvalConfig) else config
+    if compute is None and isinstance(config, EvalConfig):
+        compute = config.compute
     if judges is None:
         judges = build_judges(section.judge_entries())
     try:
-        return await _evaluate(section, on_result, judges)
+        return await _evaluate(section, on_result, judges, compute)
     finally:
         for judge in judges:
             await judge.aclose()
 
 
-async def _evaluate(section: EvalSection, on_result: OnResult | None, judges: list[EvalJudge]) -> EvalReport:
+async def _evaluate(section: EvalSection, on_result: OnResult | None, judges: list[EvalJudge],
+                    compute: ComputeSection | None = None) -> EvalReport:
     run_id = f"eval-{uuid.uuid4().hex[:12]}"
     if section.task_app_url is not None:
         from proofgym.evaluation._remote import TaskAppClient, rollout_request
@@ -69,6 +75,9 @@ async def _evaluate(section: EvalSection, on_result: OnResult | None, judges: li
             return await _run(section, run_id, env_name, remote, on_result, judges)
     env_name = _check_environment(section)
     policy = _build_policy(section, env_name)
+    if compute is not None and compute.ray_address is not None:
+        await policy.aclose()  # built to check the policy config here; each Ray actor builds its own
+        return await _run_on_ray(section, run_id, env_name, compute, on_result, judges)
     try:
         async def local(seed: int) -> tuple[SeedResult, SessionTrace | None]:
             return await _rollout_here(section, env_name, policy, seed, run_id)
@@ -79,14 +88,31 @@ async def _evaluate(section: EvalSection, on_result: OnResult | None, judges: li
 
 
 async def _run(section: EvalSection, run_id: str, env_name: str, rollout: Callable[[int], Any],
-               on_result: OnResult | None, judges: list[EvalJudge]) -> EvalReport:
+               on_result: OnResult | None, judges: list[EvalJudge], *, write_sessions: bool = True) -> EvalReport:
     with _open_store(section) as store:
-        return await _run_seeds(section, store, run_id, env_name, rollout, on_result, judges)
+        return await _run_seeds(section, store, run_id, env_name, rollout, on_result, judges, write_sessions)
+
+
+async def _run_on_ray(section: EvalSection, run_id: str, env_name: str, compute: ComputeSection,
+                      on_result: OnResult | None, judges: list[EvalJudge]) -> EvalReport:
+    from proofgym.evaluation._ray_rollouts import RayRollouts
+
+    try:
+        rollouts = RayRollouts(section, env_name, run_id, compute)
+    except (ImportError, ConnectionError) as exc:
+        raise EvalError(f"compute.ray_address: {exc}") from None
+    try:
+        report = await _run(section, run_id, env_name, rollouts.rollout, on_result, judges,
+                            write_sessions=not rollouts.writes_traces)
+    finally:
+        rollouts.close()
+    report.ray_address = compute.ray_address
+    return report
 
 
 async def _run_seeds(section: EvalSection, store: TraceStore, run_id: str, env_name: str,
                      rollout: Callable[[int], Any], on_result: OnResult | None,
-                     judges: list[EvalJudge]) -> EvalReport:
+                     judges: list[EvalJudge], write_sessions: bool = True) -> EvalReport:
     report = EvalReport(run_id=run_id, env_name=env_name, policy_name=section.resolved_policy_name,
                         model=section.policy_options().get("model"), task_app_url=redact_url(section.task_app_url),
                         traces=store.url, app_id=section.app_id)
@@ -101,7 +127,8 @@ async def _run_seeds(section: EvalSection, store: TraceStore, run_id: str, env_n
             async with slots:
                 result, session = await rollout(seed)
             if session is not None:
-                writer.submit(session)
+                if write_sessions:  # else the rollout stored it (each Ray node writes to a shared Postgres)
+                    writer.submit(session)
                 if judges and result.ok:
                     sessions[seed] = session
             by_seed[seed] = result
@@ -171,7 +198,8 @@ async def _rollout_here(section: EvalSection, env_name: str, policy: Any, seed: 
     return SeedResult(seed, session.status, total_return=result.total_return, outcome_score=result.outcome_score,
                       num_steps=result.length, tokens=tokens, duration_s=time.monotonic() - started,
                       session_id=session.session_id, task_id=task_id, error=session.error,
-                      invalid_reason=result.invalid_reason), session
+                      invalid_reason=result.invalid_reason,
+                      achievements=achievements_of(session.steps[-1].info if session.steps else None)), session
 
 
 def _open_store(section: EvalSection) -> TraceStore:
