@@ -1,10 +1,12 @@
 """The viewer in headless Chromium (playwright driving Debian's chromium), over a store filled through the real
 paths: every page opens without a console error, links lead from a run to a session to its proof, the rendered
 text shows the decision, the deciding rules and the reward arithmetic, and a hostile completion stays text.
-Screenshots go to docs/images/ (the README's) and to the test's artifact folder."""
+Screenshots go to the test's artifact folder, and with PROOFGYM_UPDATE_SCREENSHOTS=1 also to docs/images/ (the
+README's), so that a test run leaves the checkout as it was."""
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 
@@ -37,9 +39,10 @@ def _sessions(store_path: Path, run_id: str) -> list[str]:
 
 
 def _screenshot(page, name: str, tmp_path: Path) -> None:
-    IMAGES.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(tmp_path / f"{name}.png"), full_page=True)
-    page.screenshot(path=str(IMAGES / f"{name}.png"), full_page=False)
+    if os.environ.get("PROOFGYM_UPDATE_SCREENSHOTS") == "1":
+        IMAGES.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(IMAGES / f"{name}.png"), full_page=False)
 
 
 def test_every_page_opens_without_console_errors(page, viewer, filled_store):
