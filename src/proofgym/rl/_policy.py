@@ -71,7 +71,7 @@ def build_policy_models(name: str, *, trainer_mode: str, lora: Any, seed: int, c
         context = _TINY_CONTEXT
         use_lora = False
     else:
-        from proofgym.serve._model_backend import load_model
+        from proofgym.serve import load_model
 
         loaded = load_model(name, device="cuda" if torch.cuda.is_available() else "cpu")
         model, tokenizer, context = loaded.model, loaded.tokenizer, loaded.context_length
@@ -98,7 +98,7 @@ class PolicyServer:
         import uvicorn
 
         from proofgym.serve import create_model_app
-        from proofgym.serve._model_backend import GenerationBackend, LoadedModel
+        from proofgym.serve import GenerationBackend, LoadedModel
 
         self.models = models
         self.backend = GenerationBackend(LoadedModel(models.served, models.tokenizer, models.name,
