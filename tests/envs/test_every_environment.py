@@ -10,6 +10,9 @@ from proofgym.policies import OraclePolicy, ScriptedPolicy
 from proofgym.rollouts import run_rollout
 
 SEEDS = (0, 1, 7)
+# Environments whose outcome no known action sequence tops (their oracle is a heuristic baseline).
+NO_KNOWN_TOP = {"crafter": "the outcome is achievements / 22; its oracle plays the heuristic agent, which unlocks "
+                            "about 9 of them"}
 
 
 def _skip_if_not_judged(result):
@@ -20,6 +23,8 @@ def _skip_if_not_judged(result):
 
 @pytest.mark.parametrize("name", env_names())
 def test_the_oracle_earns_the_top_outcome(name):
+    if name in NO_KNOWN_TOP:
+        pytest.skip(f"{name}: {NO_KNOWN_TOP[name]}")
     policy = OraclePolicy(name)
     try:
         for seed in SEEDS:

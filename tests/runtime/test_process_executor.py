@@ -74,13 +74,14 @@ def test_worker_that_dies_is_a_crash_and_the_pool_recovers():
 
 
 def test_queueing_for_a_worker_is_not_charged_to_the_timeout():
-    verifier = FakeVerifier(latency_s=0.15)
-    config = RuntimeConfig(executor="process", workers=1, max_concurrency=16, batch_size=1, timeout_s=0.6,
+    verifier = FakeVerifier(latency_s=0.2)
+    # Each call has 7x its own time (a loaded machine slows a call, not the point here); ten queued ones take 2 s.
+    config = RuntimeConfig(executor="process", workers=1, max_concurrency=16, batch_size=1, timeout_s=1.4,
                            retries=2, backoff_base_s=0.01, backoff_max_s=0.01, cache_size=0)
     with VerificationRuntime(verifier, config) as runtime:
         runtime.verify_many_sync(make_claims(1, start=100))  # start the worker (retried if start-up is slow)
-        # Six 0.15 s calls on one worker take 0.9 s: the last ones would time out if their wait were timed.
-        verdicts = runtime.verify_many_sync(make_claims(6))
+        # Ten 0.2 s calls on one worker take 2 s: the last ones would time out if their wait were timed.
+        verdicts = runtime.verify_many_sync(make_claims(10))
         assert all(v.certified for v in verdicts)
         assert runtime.last_batch_metrics().timeouts == 0
 
