@@ -10,7 +10,8 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from proofgym.core import Claim
-from proofgym.parsers import LimitsConfig, ParseLimits, ParseResult, ParserKind, Rejection, parse_guarded, read_response
+from proofgym.parsers import (LimitsConfig, ParseLimits, ParseResult, ParserKind, Rejection, parse_guarded,
+                              problem_from_prompt, problem_marker, read_response)
 from proofgym.math._problems import MathProblem, resolve_problems
 from proofgym.math._verifier import balanced, math_claim
 
@@ -27,7 +28,6 @@ _ANSWER_LINE = re.compile(r"^[ \t>#*_]*(?:final[ \t]+answer|answer)[ \t]*[*_]*[ 
 # Spacing and sizing commands that change nothing about the value, removed before answers are compared.
 _NOISE = re.compile(r"\\left|\\right|\\[,;:! ]|\\quad|\\qquad|\\displaystyle|\s+")
 _DISJUNCTION = re.compile(r"\\lor\b|\\vee\b|(?<![A-Za-z\\])or(?![A-Za-z])", re.IGNORECASE)
-_PROBLEM_MARKER = re.compile(r"<!-- problem: (\S+) -->")
 
 
 def build_math_prompt(problem: MathProblem) -> str:
@@ -37,7 +37,7 @@ def build_math_prompt(problem: MathProblem) -> str:
         f"{problem.question.strip()}\n\n"
         "Reason step by step, then give the final answer once, as \\boxed{ANSWER} (a number, fraction, "
         "expression, set or interval; no units). Give one answer only: two different answers score as no answer.\n\n"
-        f"<!-- problem: {problem.id} -->\n"
+        f"{problem_marker(problem.id)}\n"
     )
 
 
@@ -67,7 +67,7 @@ class MathAnswerParser:
 
     def _claim(self, completion: Any, prompt: Any) -> Claim:
         answer = extract_answer(read_response(completion, prompt, self.limits))
-        problem_id = self.problem_id if self.problem_id is not None else _problem_from_prompt(prompt)
+        problem_id = self.problem_id if self.problem_id is not None else problem_from_prompt(prompt)
         problem = self.problems.get(problem_id) if problem_id is not None else None
         return math_claim(None if problem is None else problem.answer, answer)
 
@@ -137,27 +137,6 @@ def _unwrap(value: str) -> str:
             break
         value = stripped
     return value
-
-
-def _problem_from_prompt(prompt: Any) -> str | None:
-    if isinstance(prompt, str):
-        texts = [prompt]
-    elif isinstance(prompt, (list, tuple)):
-        texts = [_message_text(message) for message in prompt]
-    else:
-        return None
-    found = [match.group(1) for text in texts for match in _PROBLEM_MARKER.finditer(text)]
-    return found[-1] if found else None
-
-
-def _message_text(message: Any) -> str:
-    content = message.get("content") if isinstance(message, Mapping) else None
-    if isinstance(content, str):
-        return content
-    if isinstance(content, (list, tuple)):
-        return "\n".join(part["text"] for part in content
-                         if isinstance(part, Mapping) and isinstance(part.get("text"), str))
-    return ""
 
 
 class MathParserOptions(BaseModel):

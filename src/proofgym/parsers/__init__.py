@@ -21,6 +21,7 @@ from proofgym.parsers._kinds import (
     validate_parser_options,
 )
 from proofgym.parsers._limits import ParseLimits
+from proofgym.parsers._marker import problem_from_prompt, problem_marker
 from proofgym.parsers._protocol import Completion, CompletionParser, Prompt
 from proofgym.parsers._regex_fact import RegexFactParser
 from proofgym.parsers._response import read_response, response_text
@@ -47,6 +48,8 @@ __all__ = [
     "parse_guarded",
     "parser_kind",
     "parser_kinds",
+    "problem_from_prompt",
+    "problem_marker",
     "read_response",
     "register_parser",
     "response_text",

@@ -10,7 +10,8 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from proofgym.core import Claim
-from proofgym.parsers import LimitsConfig, ParseLimits, ParseResult, ParserKind, Rejection, parse_guarded, read_response
+from proofgym.parsers import (LimitsConfig, ParseLimits, ParseResult, ParserKind, Rejection, parse_guarded,
+                              problem_from_prompt, problem_marker, read_response)
 from proofgym.verilog._problem import Problem
 from proofgym.verilog._problem_loader import interface
 from proofgym.verilog._verifier import canonical_design, design_claim
@@ -22,7 +23,6 @@ VERILOG_FORMAT_ERROR_KINDS = frozenset({"no_design", "multiple_designs"})
 _FENCE = "```"
 _TOP_HEADER = re.compile(r"\bmodule\s+TopModule\s*(?:#\s*\(|\(|;)")
 _ENDMODULE = re.compile(r"\bendmodule\b")
-_PROBLEM_MARKER = re.compile(r"<!-- problem: (\S+) -->")
 
 
 def build_verilog_prompt(problem: Problem) -> str:
@@ -35,7 +35,7 @@ def build_verilog_prompt(problem: Problem) -> str:
         "Answer with exactly one ```verilog fenced block that defines `module TopModule` (helper modules may "
         "go in the same block). Write a design for Icarus Verilog (-g2012), not a testbench: no `include, and "
         "no system tasks that print, touch files or control the simulation ($display, $fopen, $finish, ...).\n\n"
-        f"<!-- problem: {problem.id} -->\n"
+        f"{problem_marker(problem.id)}\n"
     )
 
 
@@ -65,7 +65,7 @@ class VerilogParser:
 
     def _claim(self, completion: Any, prompt: Any) -> Claim:
         design = _extract_design(read_response(completion, prompt, self.limits))
-        problem_id = self.problem_id if self.problem_id is not None else _problem_from_prompt(prompt)
+        problem_id = self.problem_id if self.problem_id is not None else problem_from_prompt(prompt)
         problem = self.problems.get(problem_id) if problem_id is not None else None
         if problem is None:
             return Claim(payload={"problem": problem_id, "problem_hash": None, "design": canonical_design(design)})
@@ -105,27 +105,6 @@ def _fenced_blocks(text: str) -> list[str]:
         blocks.append(text[body + 1 : closing])
         position = closing + len(_FENCE)
     return blocks
-
-
-def _problem_from_prompt(prompt: Any) -> str | None:
-    if isinstance(prompt, str):
-        texts = [prompt]
-    elif isinstance(prompt, (list, tuple)):
-        texts = [_message_text(message) for message in prompt]
-    else:
-        return None
-    found = [match.group(1) for text in texts for match in _PROBLEM_MARKER.finditer(text)]
-    return found[-1] if found else None
-
-
-def _message_text(message: Any) -> str:
-    content = message.get("content") if isinstance(message, Mapping) else None
-    if isinstance(content, str):
-        return content
-    if isinstance(content, (list, tuple)):
-        return "\n".join(part["text"] for part in content
-                         if isinstance(part, Mapping) and isinstance(part.get("text"), str))
-    return ""
 
 
 class VerilogParserOptions(BaseModel):
