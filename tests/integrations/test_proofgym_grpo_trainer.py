@@ -47,7 +47,7 @@ def test_the_curriculum_sampler_repeats_each_draw_once_per_sample():
 def test_compact_rows_are_the_demos_and_a_curriculum_key_every_row_lacks_is_refused(tmp_path):
     run = _run(tmp_path, curriculum={"key": "cell"})
     rows, heldout = training_rows(run, run.train, tokenizer=None)
-    assert heldout == demo_rows(HELDOUT_SEED, 1000)
+    assert heldout == demo_rows(HELDOUT_SEED, 1000, heldout=True)
     assert len(rows) == 64 and all("cell" in row and row["prompt"].startswith("Grant application:") for row in rows)
     assert isinstance(curriculum(run.train, rows), BranchCurriculum)
     bad = _run(tmp_path, curriculum={"key": "region"})

@@ -52,11 +52,40 @@ def test_a_decision_without_the_facts_is_a_format_failure(reward_fn, rows):
     assert all(item.outcome == "format_error" and item.reward == -1.0 for item in items)
 
 
+def _case(row):
+    return tuple(sorted(row["source_facts"].items()))
+
+
 def test_training_rows_never_repeat_a_held_out_case():
-    heldout = demo_rows(100, 300)
-    train = demo_rows(101, 2000, exclude=heldout)
-    held = {tuple(sorted(r["source_facts"].items())) for r in heldout}
-    assert len(train) == 2000 and not any(tuple(sorted(r["source_facts"].items())) in held for r in train)
+    for heldout in (demo_rows(100, 300), demo_rows(100, 300, heldout=True)):
+        train = demo_rows(101, 2000, exclude=heldout)
+        held = {_case(r) for r in heldout}
+        assert len(train) == 2000 and not any(_case(r) in held for r in train)
+
+
+@pytest.fixture(scope="module")
+def heldout_rows():
+    return demo_rows(0, 1000, heldout=True)
+
+
+def test_a_held_out_set_holds_each_case_once_and_every_cell(heldout_rows):
+    assert len(heldout_rows) == 1000 and len({_case(r) for r in heldout_rows}) == 1000
+    drawn_cells = {r["cell"] for r in demo_rows(0, 4000)}
+    assert {r["cell"] for r in heldout_rows} == drawn_cells
+    assert demo_rows(0, 1000, heldout=True) == heldout_rows  # a seed fixes the set
+
+
+def test_a_held_out_set_leaves_most_of_a_rare_cells_cases_to_training(heldout_rows):
+    # Permits at exactly the income threshold are few distinct cases (ages 18-20 among them, drawn often):
+    # drawn as training rows, 1000 held-out rows swallowed all three age-18-20 cases, and training never saw one.
+    cell = "permit_eligible@income_at_threshold"
+    rare = [r for r in demo_rows(0, 6000) if r["cell"] == cell]
+    cases = {_case(r) for r in rare}
+    held = {_case(r) for r in heldout_rows if r["cell"] == cell}
+    assert held and len(held) <= len(cases) // 4
+    train = demo_rows(1, 8000, exclude=heldout_rows)
+    young = [r for r in train if r["cell"] == cell and r["source_facts"]["age"] <= 20]
+    assert len(young) >= 20
 
 
 def test_rows_cover_every_rule_branch_and_carry_the_kernels_gold(rows):

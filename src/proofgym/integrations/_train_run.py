@@ -199,7 +199,8 @@ def training_rows(run: RunConfig, train: TrainConfig, tokenizer: Any) -> tuple[l
         if held.file is not None:
             heldout = read_rows(held.file)
         else:
-            heldout = domain_rows(held.domain or data.domain, held.seed, held.n, data.prompt_format, chat)
+            heldout = domain_rows(held.domain or data.domain, held.seed, held.n, data.prompt_format, chat,
+                                  heldout=True)
     if data.file is not None:
         rows = read_rows(data.file)
     elif data.prompt_format == "compact":
@@ -221,8 +222,11 @@ def training_rows(run: RunConfig, train: TrainConfig, tokenizer: Any) -> tuple[l
     return rows, heldout
 
 
-def domain_rows(name: str | None, seed: int, n: int, prompt_format: str, chat: bool) -> list[dict[str, Any]]:
-    """``n`` rows of shipped domain ``name`` for ``seed``, prompts in ``prompt_format``."""
+def domain_rows(name: str | None, seed: int, n: int, prompt_format: str, chat: bool, *,
+                heldout: bool = False) -> list[dict[str, Any]]:
+    """``n`` rows of shipped domain ``name`` for ``seed``, prompts in ``prompt_format``.
+
+    ``heldout``: compact rows are drawn as a held-out set (see :func:`proofgym.training.demo_rows`)."""
     from proofgym.domains import build_example, get_domain
 
     try:
@@ -234,7 +238,7 @@ def domain_rows(name: str | None, seed: int, n: int, prompt_format: str, chat: b
 
         if domain.name != DEMO_DOMAIN_NAME:
             raise ConfigError(f"train.dataset.prompt_format: compact exists for domain {DEMO_DOMAIN_NAME!r} only")
-        return demo_rows(seed, n)
+        return demo_rows(seed, n, heldout=heldout)
     rows = []
     for record in domain.generate(seed, n):
         row = build_example(domain, record, chat=chat and prompt_format != "record")

@@ -201,7 +201,7 @@ def _run(out: Path, seed: int, settings: DemoSettings, cache_dir: str | Path | N
 
     with _phase(timings, "setup_s"):
         model, tokenizer = build_tiny_model(cache_dir if cache_dir is not None else default_cache_dir(), seed=seed)
-        heldout = demo_rows(HELDOUT_SEED, settings.heldout_rows)
+        heldout = demo_rows(HELDOUT_SEED, settings.heldout_rows, heldout=True)
         train = demo_rows(seed, settings.train_rows, exclude=heldout)
         reward_fn = demo_run_config().reward_function()
     n_params = sum(p.numel() for p in model.parameters())

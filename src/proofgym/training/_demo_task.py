@@ -80,7 +80,12 @@ def demo_completion(decision: str, facts: Mapping[str, Any]) -> str:
     return f"<decision>{body}</decision>"
 
 
-def demo_rows(seed: int, n: int, *, exclude: Iterable[Mapping[str, Any]] = ()) -> list[dict[str, Any]]:
+# A held-out set takes one in HELDOUT_EVERY of each cell's distinct cases.
+HELDOUT_EVERY = 8
+
+
+def demo_rows(seed: int, n: int, *, heldout: bool = False,
+              exclude: Iterable[Mapping[str, Any]] = ()) -> list[dict[str, Any]]:
     """``n`` dataset rows ``{id, prompt, gold, source_facts, branch, cell}`` from the domain's generator.
 
     ``gold`` comes from the rule kernel; ``cell`` names the decision rules that fire on the record
@@ -88,11 +93,16 @@ def demo_rows(seed: int, n: int, *, exclude: Iterable[Mapping[str, Any]] = ()) -
     deny reason, so a curriculum can tell a minor denied for being a minor alone (the hard case) from
     one who is also a non-resident. A permitted record whose income is exactly the threshold (30,000;
     30,001 is denied) is a cell of its own, ``permit_eligible@income_at_threshold``: the boundary the
-    policy has to read digit by digit, and the case the held-out exclusion thins most (it has few
-    distinct fact sets, and the held-out rows hold most of them), so the curriculum keeps its accuracy
-    apart from the easy rows of the same decision and over-samples it while it is answered wrong.
-    Records whose facts equal those of a row in ``exclude`` (a held-out set) are skipped, so training
-    never sees a held-out case; the generator is drawn further until ``n`` rows are found.
+    policy has to read digit by digit, and a rare case, so the curriculum keeps its accuracy apart from
+    the easy rows of the same decision and over-samples it while it is answered wrong.
+
+    ``heldout``: rows for a held-out set, each case (fact set) once, and of each cell's cases in the order
+    they are drawn, the first and then every :data:`HELDOUT_EVERY`-th. So a cell with few cases keeps most of
+    them for training (pass the held-out rows as another call's ``exclude``). Drawn as training rows are, a
+    held-out set swallows such a cell whole: adults of 18-20 with an income of exactly 30,000 are three
+    cases, drawn 25 times among 500 held-out permits, and training never saw one of them.
+    Records whose facts equal those of a row in ``exclude`` are skipped. The generator is drawn further
+    until ``n`` rows are found.
     """
     if n < 0:
         raise ValueError(f"n must be >= 0, got {n}")
@@ -101,11 +111,27 @@ def demo_rows(seed: int, n: int, *, exclude: Iterable[Mapping[str, Any]] = ()) -
     drawn = n
     for _ in range(32):
         # A record never changes when n grows, so drawing more only appends new records.
-        kept = [record for record in domain.generate(seed, drawn) if _facts_key(record.facts) not in excluded]
+        rows = [_row(record) for record in domain.generate(seed, drawn) if _facts_key(record.facts) not in excluded]
+        kept = _heldout_cases(rows) if heldout else rows
         if len(kept) >= n:
-            return [_row(record) for record in kept[:n]]
-        drawn += 2 * (n - len(kept)) + 16
+            return kept[:n]
+        drawn = max(drawn + 16, int(drawn * min(16.0, 1.2 * n / max(len(kept), 1))))
     raise ValueError(f"could not draw {n} rows for seed {seed} outside the {len(excluded)} excluded cases")
+
+
+def _heldout_cases(rows: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+    kept, seen = [], set()
+    per_cell: dict[str, int] = {}
+    for row in rows:
+        key = _facts_key(row["source_facts"])
+        if key in seen:
+            continue
+        seen.add(key)
+        index = per_cell.get(row["cell"], 0)
+        per_cell[row["cell"]] = index + 1
+        if index % HELDOUT_EVERY == 0:
+            kept.append(row)
+    return kept
 
 
 def tokenizer_corpus(n: int = 4_000, seed: int = 10_007) -> list[str]:
