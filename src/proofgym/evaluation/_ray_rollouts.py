@@ -10,7 +10,7 @@ from typing import Any
 
 from proofgym.evaluation._config import ComputeSection, EvalSection
 from proofgym.evaluation._report import SeedResult
-from proofgym.runtime import RayActorPool, connect_ray
+from proofgym.runtime import RayActorPool, RayWorkerLost, connect_ray
 from proofgym.traces import SessionTrace
 
 #: Tries of one seed whose actor or node is lost under it; each try is a fresh rollout.
@@ -54,26 +54,13 @@ class RayRollouts:
             self._filled = asyncio.ensure_future(self._pool.fill(_FILL_TIMEOUT_S))
         await asyncio.shield(self._filled)
         started = time.monotonic()
-        lost: list[str] = []
-        for _ in range(MAX_ATTEMPTS):
-            actor = await self._pool.checkout()
-            try:
-                answer = await asyncio.wrap_future(actor.handle.rollout.remote(seed).future())
-            except asyncio.CancelledError:
-                self._pool.replace(actor)
-                raise
-            except self._ray.exceptions.RayTaskError as exc:  # the actor survived; the rollout code did not
-                self._pool.checkin(actor)
-                return SeedResult(seed, "failed", duration_s=time.monotonic() - started,
-                                  error=f"the rollout failed on its Ray actor: {_first_line(exc)}"), None
-            except self._ray.exceptions.RayError as exc:
-                self._pool.replace(actor)
-                lost.append(f"{type(exc).__name__} on node {actor.node_id}")
-                continue
-            self._pool.checkin(actor)
-            return answer
-        return SeedResult(seed, "failed", duration_s=time.monotonic() - started,
-                          error=f"lost its Ray actor {MAX_ATTEMPTS} times: {'; '.join(lost)}"), None
+        try:
+            return await self._pool.call("rollout", seed, attempts=MAX_ATTEMPTS)
+        except self._ray.exceptions.RayTaskError as exc:  # the actor survived; the rollout code did not
+            return SeedResult(seed, "failed", duration_s=time.monotonic() - started,
+                              error=f"the rollout failed on its Ray actor: {_first_line(exc)}"), None
+        except RayWorkerLost as exc:
+            return SeedResult(seed, "failed", duration_s=time.monotonic() - started, error=str(exc)), None
 
     def close(self) -> None:
         self._pool.close()

@@ -120,6 +120,35 @@ class RayActorPool:
         with self._lock:
             return sum(actor.node_id is not None for actor in self._actors)
 
+    async def call(self, method: str, *args: Any, attempts: int = 3) -> Any:
+        """``method(*args)`` on an idle actor of the pool, and its answer.
+
+        An actor, worker or node lost under the call is replaced and the call made again on another actor, up
+        to ``attempts`` times in all; then :class:`RayWorkerLost` names each loss. An exception raised by the
+        actor's own code (``ray.exceptions.RayTaskError``) is raised as is, the actor kept. A cancelled call's
+        actor is replaced (it may still be busy).
+        """
+        if attempts < 1:
+            raise ValueError(f"attempts must be >= 1, got {attempts}")
+        lost: list[str] = []
+        for _ in range(attempts):
+            actor = await self.checkout()
+            try:
+                answer = await asyncio.wrap_future(getattr(actor.handle, method).remote(*args).future())
+            except asyncio.CancelledError:
+                self.replace(actor)
+                raise
+            except self._ray.exceptions.RayTaskError:
+                self.checkin(actor)
+                raise
+            except self._ray.exceptions.RayError as exc:
+                self.replace(actor)
+                lost.append(f"{type(exc).__name__} on node {actor.node_id}")
+                continue
+            self.checkin(actor)
+            return answer
+        raise RayWorkerLost(f"lost its Ray actor {attempts} times: {'; '.join(lost)}")
+
     def checkin(self, actor: PooledActor) -> None:
         """Give back an actor that served its call."""
         self._ready.put_nowait(actor)  # type: ignore[union-attr]

@@ -4,6 +4,7 @@ Imports FastAPI and uvicorn: import this package only where an app is built or s
 """
 
 from proofgym.serve._app import DEFAULT_POLICIES, create_app
+from proofgym.serve._background import BackgroundServer
 from proofgym.serve._auth import API_KEY_ENV_VARS, api_key_from_env, is_loopback, key_matches, presented_key
 from proofgym.serve._guard import RequestGuard
 from proofgym.serve._json import SafeJSONResponse
@@ -26,6 +27,7 @@ from proofgym.serve._timeouts import uvicorn_limits
 
 __all__ = [
     "API_KEY_ENV_VARS",
+    "BackgroundServer",
     "DEFAULT_POLICIES",
     "EnvSpec",
     "PipelineMetadata",
