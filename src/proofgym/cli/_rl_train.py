@@ -18,12 +18,16 @@ _COLUMNS = ("step", "reward", "success", "valid", "invalid", "skipped_groups", "
             "sync_s", "eval_success")
 
 
-def rl_train(config: Path, *, dry_run: bool, steps: int | None, output_dir: Path | None) -> None:
-    """Run (or with ``dry_run`` check) the RL config at ``config``; errors are one line naming the key."""
+def rl_train(config: Path, *, dry_run: bool, steps: int | None, output_dir: Path | None,
+             ray: str | None = None) -> None:
+    """Run (or with ``dry_run`` check) the RL config at ``config``, on the Ray cluster at ``ray`` if given; errors
+    are one line naming the key."""
     from proofgym.rl import RLError, RLTrainer, load_rl_config
 
     try:
         rl = load_rl_config(config)
+        if ray is not None:
+            rl = rl.on_ray(ray)
     except ConfigError as exc:
         fail(exc)
     console.print(f"{config}: {rl.algorithm.variety} on {rl.rollout.env_name} ({rl.services.task_url}), "
@@ -31,7 +35,7 @@ def rl_train(config: Path, *, dry_run: bool, steps: int | None, output_dir: Path
     trainer = RLTrainer(rl, output_dir=output_dir, on_row=_print_row, on_note=lambda line: console.print(line))
     try:
         result = trainer.run(dry_run=dry_run, iterations=steps)
-    except (RLError, ConfigError) as exc:
+    except (RLError, ConfigError, ConnectionError, ImportError) as exc:  # joining Ray: no cluster, or no Ray
         fail(exc)
     if dry_run:
         console.print(f"dry run: {json.dumps(result.dry_run, default=str)}", soft_wrap=True)

@@ -38,6 +38,9 @@ def train_command(
     output_dir: Optional[Path] = typer.Option(None, "--output-dir", help="Override train.output_dir."),
     dry_run: bool = typer.Option(False, "--dry-run", help="RL config: start every service, roll out and judge "
                                                           "one batch, stop before any update."),
+    ray: Optional[str] = typer.Option(None, "--ray", metavar="ADDRESS",
+                                      help="RL config: roll out on this Ray cluster ('auto', host:port or "
+                                           "ray://host:port); overrides [compute] ray_address."),
 ) -> None:
     """Train a model with GRPO (TRL) against the run config's reward path.
 
@@ -53,9 +56,9 @@ def train_command(
     if is_rl_config(config):
         from proofgym.cli._rl_train import rl_train
 
-        return rl_train(config, dry_run=dry_run, steps=steps, output_dir=output_dir)
-    if dry_run:
-        fail("--dry-run is for RL configs (.toml with [algorithm] / [rollout])")
+        return rl_train(config, dry_run=dry_run, steps=steps, output_dir=output_dir, ray=ray)
+    if dry_run or ray is not None:
+        fail(f"{'--dry-run' if dry_run else '--ray'} is for RL configs (.toml with [algorithm] / [rollout])")
     from proofgym.integrations import run_training
 
     try:

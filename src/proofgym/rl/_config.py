@@ -1,7 +1,8 @@
 """The RL config (``rl.toml``): the reference's sections and keys, read strictly.
 
 ``[algorithm] [services] [model] [lora] [rollout] [evaluation] [training] [rubric] [judge]`` are honoured;
-``[compute] [topology] [vllm] [reference]`` and a few keys of the hosted trainer (``training.weight_sync.targets``,
+``[compute]``'s Ray keys (``ray_address``, ``num_cpus``, ``workers``, ``policy_host``) are honoured too.
+Its other keys, ``[topology] [vllm] [reference]`` and a few keys of the hosted trainer (``training.weight_sync.targets``,
 ``judge.options.weights``, ...) say how a GPU cluster is laid out: they are recorded and reported once
 (:meth:`RLConfig.machine_notes`), never refused. Any other unknown key is an error naming it.
 """
@@ -14,6 +15,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from proofgym.config import ConfigError, config_problems, problem_line, read_config_file
+from proofgym.evaluation import ComputeSection as EvalComputeSection
 
 #: Sections that describe the machine the reference's hosted trainer runs on.
 MACHINE_SECTIONS: tuple[str, ...] = ("compute", "topology", "vllm", "reference")
@@ -27,6 +29,23 @@ class _Open(BaseModel):
     """A machine-layout section: any key, kept as written."""
 
     model_config = ConfigDict(extra="allow")
+
+
+class ComputeSection(EvalComputeSection):
+    """``[compute]``: with ``ray_address`` (or ``proofgym train --ray ADDRESS``) the rollouts run on that Ray
+    cluster: ``workers`` actors at most (default: the rollout concurrency, capped by the cluster's CPUs), each
+    reserving ``num_cpus`` CPUs and serving the environment in a task app of its own. The policy is served
+    on ``policy_host`` for them (default loopback: every node on this machine; a machine's address otherwise,
+    where the policy server answers without a key). The hosted trainer's GPU-layout keys (``gpu_type``, ...)
+    are recorded, as in the other machine sections."""
+
+    model_config = ConfigDict(extra="allow")
+
+    policy_host: str = Field("127.0.0.1", min_length=1, max_length=255, pattern=r"^[A-Za-z0-9.:\-\[\]]+$")
+
+    @property
+    def on_ray(self) -> bool:
+        return self.ray_address is not None
 
 
 class AlgorithmSection(_Strict):
@@ -274,7 +293,7 @@ class RLConfig(_Strict):
     training: TrainingSection = Field(default_factory=TrainingSection)
     rubric: RubricSection = Field(default_factory=RubricSection)
     judge: JudgeSection | None = None
-    compute: _Open | None = None
+    compute: ComputeSection | None = None
     topology: _Open | None = None
     vllm: _Open | None = None
     reference: _Open | None = None
@@ -286,9 +305,19 @@ class RLConfig(_Strict):
         if overlap:
             raise ValueError(f"training.train_seeds and evaluation.seeds share seeds {overlap[:10]}: held-out "
                              "seeds must stay out of training")
+        if self.compute is not None and self.compute.on_ray and self.services.local_env is None:
+            raise ValueError("compute.ray_address: each Ray rollout actor serves the environment itself, so "
+                             "services.task_url must be local:ENV, not the URL of a running task app")
         if self.rubric.weights is not None and self.judge is not None and self.judge.reward_blend is not None:
             raise ValueError("give the blend weights once: rubric.weights or judge.reward_blend")
         return self
+
+    def on_ray(self, address: str) -> RLConfig:
+        """This config with its rollouts on the Ray cluster at ``address`` (``proofgym train --ray``); a
+        ``ConfigError`` names the problem."""
+        data = self.model_dump(exclude_unset=True)
+        data.setdefault("compute", {})["ray_address"] = address
+        return parse_rl_config(data, source="--ray")
 
     @property
     def blend_weights(self) -> BlendWeights:
@@ -333,7 +362,8 @@ class RLConfig(_Strict):
         for section in MACHINE_SECTIONS:
             value = getattr(self, section)
             if value is not None:
-                keys += [f"{section}.{key}" for key in sorted(value.model_extra or {})] or [section]
+                recorded = [f"{section}.{key}" for key in sorted(value.model_extra or {})]
+                keys += recorded or ([] if isinstance(value, ComputeSection) else [section])
         sync = self.training.weight_sync
         keys += [f"training.weight_sync.{key}" for key in ("targets", "mode", "direct", "verify_every_k")
                  if key in sync.model_fields_set]

@@ -11,8 +11,6 @@ importance ratio is always against the weights that sampled.
 from __future__ import annotations
 
 import copy
-import socket
-import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -92,35 +90,26 @@ def build_policy_models(name: str, *, trainer_mode: str, lora: Any, seed: int, c
 
 
 class PolicyServer:
-    """``serve-model``'s app over the served copy, on a loopback port in a background thread."""
+    """``serve-model``'s app over the served copy, in a background thread, on ``host`` (loopback by default; the
+    address a Ray cluster's rollout actors reach it on otherwise) and a free port."""
 
-    def __init__(self, models: PolicyModels, *, max_batch_size: int = 16, max_tokens_limit: int = 256) -> None:
-        import uvicorn
-
-        from proofgym.serve import create_model_app
-        from proofgym.serve import GenerationBackend, LoadedModel
+    def __init__(self, models: PolicyModels, *, max_batch_size: int = 16, max_tokens_limit: int = 256,
+                 host: str = "127.0.0.1") -> None:
+        from proofgym.serve import BackgroundServer, GenerationBackend, LoadedModel, create_model_app
 
         self.models = models
         self.backend = GenerationBackend(LoadedModel(models.served, models.tokenizer, models.name,
                                                      models.context_length), max_batch_size=max_batch_size)
         app = create_model_app(self.backend, max_tokens_limit=max_tokens_limit)
-        self._socket = socket.socket()
-        self._socket.bind(("127.0.0.1", 0))
-        self.port = self._socket.getsockname()[1]
-        self.url = f"http://127.0.0.1:{self.port}/v1"
-        self._server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off"))
-        self._thread = threading.Thread(target=self._server.run, kwargs={"sockets": [self._socket]}, daemon=True,
-                                        name="proofgym-rl-policy-server")
+        self._server = BackgroundServer(app, host=host, lifespan="off", name="proofgym-rl-policy-server")
+        self.port = self._server.port
+        self.url = f"{self._server.url}/v1"
+        self.loopback = self._server.loopback
         self.syncs = 0
         self.version = 0  # the update whose weights are served
 
     def start(self) -> PolicyServer:
-        self._thread.start()
-        deadline = time.monotonic() + 30
-        while not self._server.started:
-            if time.monotonic() > deadline or not self._thread.is_alive():
-                raise RuntimeError("the policy server did not start")
-            time.sleep(0.02)
+        self._server.start()
         return self
 
     def sync(self, version: int) -> float:
@@ -135,7 +124,5 @@ class PolicyServer:
         return time.perf_counter() - started
 
     def close(self) -> None:
-        self._server.should_exit = True
-        self._thread.join(timeout=10)
+        self._server.close()
         self.backend.close()
-        self._socket.close()

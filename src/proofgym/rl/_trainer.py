@@ -87,10 +87,22 @@ class RLTrainer:
         self.traces_path = self.output_dir / "traces.db"
         local = config.services.local_env
         self.app: LocalTaskApp | None = None
-        if local is not None:
-            if local != config.rollout.env_name:
-                raise RLError(f"services.task_url local:{local} and rollout.env_name {config.rollout.env_name!r} "
-                              "name different environments")
+        self.ray_apps: RayTaskApps | None = None
+        if local is not None and local != config.rollout.env_name:
+            raise RLError(f"services.task_url local:{local} and rollout.env_name {config.rollout.env_name!r} "
+                          "name different environments")
+        compute = config.compute
+        url: str | None
+        if compute is not None and compute.on_ray:
+            from proofgym.rl._ray_rollouts import RayTaskApps
+
+            self.ray_apps = RayTaskApps(local, env_config=config.rollout.env_options(), compute=compute,
+                                        concurrency=config.concurrency,
+                                        timeout_s=config.training.request_timeout_s)
+            self.note(f"rollouts on the Ray cluster at {compute.ray_address}: up to {self.ray_apps.size} actors, "
+                      f"each with its own {local} task app")
+            url = None
+        elif local is not None:
             self.app = LocalTaskApp(local, env_config=config.rollout.env_options(), traces=self.traces_path,
                                     log=self.output_dir / "task_app.log").start()
             url = self.app.url
@@ -102,7 +114,11 @@ class RLTrainer:
                                           corpus=self._tiny_corpus() if config.model.name == TINY_MODEL else None)
         if config.model.name == TINY_MODEL and config.model.trainer_mode == "lora":
             self.note("model.trainer_mode lora: proofgym:tiny trains fully (no LoRA for a 2 M-parameter model)")
-        self.server = PolicyServer(self.models, max_tokens_limit=self._max_tokens()).start()
+        host = compute.policy_host if compute is not None and compute.on_ray else "127.0.0.1"
+        self.server = PolicyServer(self.models, max_tokens_limit=self._max_tokens(), host=host).start()
+        if host != "127.0.0.1":
+            self.note(f"the policy is served on {self.server.url} for the Ray actors"
+                      + ("" if self.server.loopback else ", without a key: keep that network private"))
         self.client = None
         self._url = url
         self.scorer = self._scorer()
@@ -171,7 +187,7 @@ class RLTrainer:
         return env
 
     def _close(self) -> None:
-        for closing in (getattr(self, "server", None), getattr(self, "app", None)):
+        for closing in (getattr(self, "server", None), getattr(self, "app", None), getattr(self, "ray_apps", None)):
             if closing is not None:
                 closing.close()
 
@@ -180,13 +196,15 @@ class RLTrainer:
     def run(self, *, dry_run: bool = False, iterations: int | None = None) -> RunResult:
         result = RunResult(self.output_dir, 0)
         previous = signal.signal(signal.SIGTERM, self._on_sigterm) if _main_thread() else None
+        # One event loop for every batch of rollouts: the Ray rollout pool lives on it for the whole run.
+        self._runner = asyncio.Runner()
         try:
             self._start()
             if self.config.model.name == TINY_MODEL and not dry_run:
                 self._warmup()  # an update: a dry run makes none
             resumed = self._resume()
             if dry_run:
-                result.dry_run = asyncio.run(self._dry_run())
+                result.dry_run = self._runner.run(self._dry_run())
                 (self.output_dir / "dry_run.json").write_text(json.dumps(result.dry_run, default=str, indent=1),
                                                               encoding="utf-8")
                 result.notes = self.notes
@@ -215,6 +233,7 @@ class RLTrainer:
             if previous is not None:
                 signal.signal(signal.SIGTERM, previous)
             self._close()
+            self._runner.close()
 
     def _on_sigterm(self, signum: int, frame: Any) -> None:
         self.stop_requested = True
@@ -275,6 +294,8 @@ class RLTrainer:
                 "max_turns": config.max_turns}
 
     async def _collect(self, seeds: list[int], *, greedy: bool = False) -> list[Rollout]:
+        if self.ray_apps is not None:
+            return await self._collect_on_ray(seeds, greedy=greedy)
         client = RolloutClient(self._url, concurrency=self.config.concurrency,
                                timeout_s=self.config.training.request_timeout_s, app=self.app)
         try:
@@ -289,6 +310,18 @@ class RLTrainer:
         if self.app is not None:
             self._resolve_from_store(rollouts)
         return rollouts
+
+    async def _collect_on_ray(self, seeds: list[int], *, greedy: bool) -> list[Rollout]:
+        """The rollouts on the Ray actors, at most the rollout concurrency in flight across the cluster."""
+        semaphore = asyncio.Semaphore(self.config.concurrency)
+        apps = self.ray_apps
+
+        async def one(seed: int) -> Rollout:
+            cid = new_cid()
+            async with semaphore:
+                return await apps.rollout(self._request(seed, cid, greedy=greedy), seed, cid)  # type: ignore[union-attr]
+
+        return list(await asyncio.gather(*(one(seed) for seed in seeds)))
 
     def _resolve_from_store(self, rollouts: list[Rollout]) -> None:
         """A rollout whose answer carried no full trace is resolved by its cid in the run's trace store."""
@@ -339,7 +372,7 @@ class RLTrainer:
         config, started = self.config, time.perf_counter()
         group = config.training.group_size
         seeds = [seed for seed in self._train_seeds(config.training.batch_size) for _ in range(group)]
-        rollouts = asyncio.run(self._collect(seeds))
+        rollouts = self._runner.run(self._collect(seeds))
         rollout_s = time.perf_counter() - started
         judged = time.perf_counter()
         scores = self._judge(rollouts)
@@ -430,7 +463,7 @@ class RLTrainer:
 
     def _evaluate(self, when: str) -> float:
         seeds = self.config.evaluation.seeds[:self.config.evaluation.instances]
-        rollouts = asyncio.run(self._collect(seeds, greedy=True))
+        rollouts = self._runner.run(self._collect(seeds, greedy=True))
         self._store(rollouts)
         valid = [r for r in rollouts if r.valid]
         share = _mean([_success(r.trace) for r in valid]) if valid else float("nan")  # type: ignore[arg-type]
@@ -440,11 +473,15 @@ class RLTrainer:
 
     def _store(self, rollouts: list[Rollout]) -> None:
         if self.app is not None:
-            return  # the local task app wrote them into the run's trace store already
+            return  # the local task app wrote them into the run's trace store already (on Ray: the driver does)
+        sessions = [rollout.trace for rollout in rollouts if rollout.trace is not None]
+        if not sessions:
+            return
         with TraceStore(self.traces_path) as store:
-            for rollout in rollouts:
-                if rollout.trace is not None:
-                    store.write_session(rollout.trace)
+            run_ids = {run.run_id for run in store.list_runs(counts=False)}
+            for run_id in sorted({session.run_id for session in sessions} - run_ids):  # a resumed run has its own
+                store.start_run(run_id, kind="rl", env_name=self.config.rollout.env_name)
+            store.write_sessions(sessions)
 
     # -- checkpoints ---------------------------------------------------------------------------------------
 
