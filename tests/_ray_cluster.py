@@ -112,9 +112,22 @@ class LocalRayCluster:
 
     def start(self, *, head_cpus: int = 1, worker_cpus: int | None = 1) -> None:
         """Start the head and (unless ``worker_cpus`` is ``None``) a second node, and connect this process."""
-        self.nodes.append(self._start_node("head", head_cpus, {"head_node": 1}, head=True))
-        self._wait_for_port()
-        self.connect()
+        for attempt in range(2):  # a head that Ray gives up on (its RPC deadlines, on a loaded machine): once more
+            head = self._start_node("head", head_cpus, {"head_node": 1}, head=True)
+            self.nodes.append(head)
+            try:
+                self._wait_for_port()
+                self.connect()
+                break
+            except (RuntimeError, ConnectionError):
+                import ray
+
+                ray.shutdown()
+                head.kill()
+                self.nodes.remove(head)
+                if attempt:
+                    raise
+                self.port = _free_port()
         if worker_cpus is not None:
             self.add_node("second", worker_cpus, {"second_node": 1})
         self.wait_for_nodes(len(self.nodes))
@@ -152,8 +165,19 @@ class LocalRayCluster:
 
         os.environ.update(self._auth_env())
         _reload_auth_settings()
-        if not ray.is_initialized():
-            ray.init(address=self.address, _node_ip_address=NODE_IP, logging_level="warning", log_to_driver=False)
+        # The head's port opens before its raylet registers; on a loaded machine ray.init then finds no node on
+        # NODE_IP ("No node info found ...", a ConnectionError) for a while: try again until the start deadline.
+        deadline = time.monotonic() + _START_TIMEOUT_S
+        while not ray.is_initialized():
+            try:
+                ray.init(address=self.address, _node_ip_address=NODE_IP, logging_level="warning",
+                         log_to_driver=False)
+            except ConnectionError:
+                ray.shutdown()
+                self._check_nodes_running()
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(1.0)
 
     def wait_for_nodes(self, count: int) -> None:
         import ray
