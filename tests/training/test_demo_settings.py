@@ -1,7 +1,7 @@
 import pytest
 
 from proofgym.training import DemoSettings, GRPOConfig, HeldoutReport
-from proofgym.training._demo import goal_held_from, goal_met
+from proofgym.training._demo import goal_held_from, goal_met, may_stop
 from proofgym.training._demo_task import BRANCH_LABELS
 
 
@@ -38,6 +38,15 @@ def test_the_goal_holds_from_the_first_evaluation_after_which_it_never_failed():
     assert goal_held_from([(25, good), (50, good)]) == 25
     assert goal_held_from([(25, good), (50, bad)]) is None
     assert goal_held_from([]) is None
+
+
+def test_a_run_stops_early_only_with_the_goal_held_twice_and_a_margin_above_it_at_the_last():
+    top = _report({branch: (100, 100) for branch in BRANCH_LABELS})
+    edge = _report({**{branch: (100, 100) for branch in BRANCH_LABELS}, "income_over_threshold": (132, 136)})
+    clear = _report({**{branch: (100, 100) for branch in BRANCH_LABELS}, "income_over_threshold": (134, 136)})
+    assert may_stop([(25, top), (50, top)]) and may_stop([(25, edge), (50, clear)])
+    assert not may_stop([(25, top), (50, edge)])  # 97.1 %: at the goal, not above it by the margin
+    assert not may_stop([(50, top)]) and not may_stop([])
 
 
 @pytest.mark.parametrize("kwargs", [{"steps": 0}, {"heldout_rows": -1}, {"threads": 0}, {"curriculum_mix": 2.0},
