@@ -4,46 +4,29 @@ on ``sys.path`` for the test packages under it)."""
 
 from __future__ import annotations
 
-import socket
-import threading
-import time
 from typing import Any
 
-import uvicorn
+from proofgym.serve import BackgroundServer
 
 
-class ThreadedServer:
-    """Serves ``app`` (uvicorn ``config`` on top of ``log_level="warning"``) once started; ``url`` has no path.
+class ThreadedServer(BackgroundServer):
+    """:class:`proofgym.serve.BackgroundServer` on loopback, with the tests' time limits, started on ``with``.
 
     ``start`` waits up to ``start_timeout_s`` for uvicorn to be up and raises ``RuntimeError`` naming ``what``
-    otherwise; ``stop`` waits up to ``stop_timeout_s``. Also a context manager.
+    otherwise; ``stop`` waits up to ``stop_timeout_s``.
     """
 
     def __init__(self, app: Any, *, what: str, start_timeout_s: float = 10.0, stop_timeout_s: float = 10.0,
                  **config: Any) -> None:
-        self.what = what
+        super().__init__(app, what=what, name=f"test server: {what}", **config)
         self.start_timeout_s, self.stop_timeout_s = start_timeout_s, stop_timeout_s
-        self._socket = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        self._socket.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        self._socket.bind(("127.0.0.1", 0))
-        self.port = self._socket.getsockname()[1]
-        self.url = f"http://127.0.0.1:{self.port}"
-        self._server = uvicorn.Server(uvicorn.Config(app, **{"log_level": "warning", **config}))
-        self._thread = threading.Thread(target=self._server.run, kwargs={"sockets": [self._socket]}, daemon=True)
 
-    def start(self) -> ThreadedServer:
-        self._thread.start()
-        deadline = time.monotonic() + self.start_timeout_s
-        while not self._server.started:
-            if time.monotonic() > deadline or not self._thread.is_alive():
-                raise RuntimeError(f"{self.what} did not start")
-            time.sleep(0.01)
+    def start(self, timeout_s: float | None = None) -> ThreadedServer:
+        super().start(self.start_timeout_s if timeout_s is None else timeout_s)
         return self
 
     def stop(self) -> None:
-        self._server.should_exit = True
-        self._thread.join(timeout=self.stop_timeout_s)
-        self._socket.close()
+        self.close(self.stop_timeout_s)
 
     def __enter__(self) -> ThreadedServer:
         return self.start()

@@ -14,15 +14,17 @@ class BackgroundServer:
     """``app`` on ``host`` and a free port, served by uvicorn on a daemon thread until :meth:`close`.
 
     The socket is bound when the server is built, so :attr:`url` is known (and the port taken) before
-    :meth:`start`. ``lifespan`` is uvicorn's (``"off"`` for an app without start-up or shut-down work).
+    :meth:`start`. ``config``: uvicorn's settings on top of ``log_level="warning"`` and no access log (for example
+    ``lifespan="off"`` for an app without start-up or shut-down work); ``what`` names the server in errors.
     """
 
-    def __init__(self, app: Any, *, host: str = "127.0.0.1", lifespan: str = "auto",
-                 name: str = "proofgym-server") -> None:
+    def __init__(self, app: Any, *, host: str = "127.0.0.1", name: str = "proofgym-server", what: str | None = None,
+                 **config: Any) -> None:
         import uvicorn
 
         family = socket.AF_INET6 if ":" in host else socket.AF_INET
         self._socket = socket.socket(family)
+        self._socket.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             self._socket.bind((host, 0))
         except OSError as exc:
@@ -31,7 +33,8 @@ class BackgroundServer:
         self.host, self.port = host, self._socket.getsockname()[1]
         self.url = f"http://{f'[{host}]' if family == socket.AF_INET6 else host}:{self.port}"
         self.loopback = is_loopback(host)
-        self._server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan=lifespan, access_log=False))
+        self.what = what or f"the server on {self.url}"
+        self._server = uvicorn.Server(uvicorn.Config(app, **{"log_level": "warning", "access_log": False, **config}))
         self._thread = threading.Thread(target=self._server.run, kwargs={"sockets": [self._socket]}, daemon=True,
                                         name=name)
 
@@ -41,7 +44,7 @@ class BackgroundServer:
         deadline = time.monotonic() + timeout_s
         while not self._server.started:
             if time.monotonic() > deadline or not self._thread.is_alive():
-                raise RuntimeError(f"the server on {self.url} did not start")
+                raise RuntimeError(f"{self.what} did not start")
             time.sleep(0.02)
         return self
 
