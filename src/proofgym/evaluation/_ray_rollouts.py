@@ -44,15 +44,12 @@ class RayRollouts:
         store = section.traces if self.writes_traces else None
         self._pool = RayActorPool(_RolloutHost, size=size, num_cpus=compute.num_cpus,
                                   args=(section, env_name, run_id, store))
-        self._filled: asyncio.Task[int] | None = None
 
     def nodes_used(self) -> set[str]:
         return self._pool.nodes_used()
 
     async def rollout(self, seed: int) -> tuple[SeedResult, SessionTrace | None]:
-        if self._filled is None:
-            self._filled = asyncio.ensure_future(self._pool.fill(_FILL_TIMEOUT_S))
-        await asyncio.shield(self._filled)
+        await self._pool.fill_once(_FILL_TIMEOUT_S)
         started = time.monotonic()
         try:
             return await self._pool.call("rollout", seed, attempts=MAX_ATTEMPTS)

@@ -44,15 +44,12 @@ class RayTaskApps:
         self.size = compute.workers or max(1, min(concurrency, capacity))
         self._pool = RayActorPool(_TaskAppHost, size=self.size, num_cpus=compute.num_cpus,
                                   args=(env_name, dict(env_config), timeout_s))
-        self._filled: asyncio.Future[int] | None = None
 
     def nodes_used(self) -> set[str]:
         return self._pool.nodes_used()
 
     async def rollout(self, body: Mapping[str, Any], seed: int, cid: str) -> Rollout:
-        if self._filled is None:
-            self._filled = asyncio.ensure_future(self._pool.fill(_FILL_TIMEOUT_S))
-        await asyncio.shield(self._filled)
+        await self._pool.fill_once(_FILL_TIMEOUT_S)
         started = time.monotonic()
         try:
             return await self._pool.call("rollout", dict(body), seed, cid, attempts=MAX_ATTEMPTS)

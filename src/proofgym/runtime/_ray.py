@@ -81,6 +81,7 @@ class RayActorPool:
         self._alive = 0  # started or starting, on the loop thread only
         self._ready: asyncio.Queue[PooledActor | BaseException] | None = None
         self._starting: set[asyncio.Future[str]] = set()
+        self._filled: asyncio.Future[int] | None = None
 
     @property
     def closed(self) -> bool:
@@ -119,6 +120,13 @@ class RayActorPool:
             await asyncio.wait(set(self._starting), timeout=timeout_s)
         with self._lock:
             return sum(actor.node_id is not None for actor in self._actors)
+
+    async def fill_once(self, timeout_s: float) -> int:
+        """:meth:`fill`, started by the first caller; every caller waits for that one fill (a caller cancelled
+        while waiting leaves it running for the others)."""
+        if self._filled is None:
+            self._filled = asyncio.ensure_future(self.fill(timeout_s))
+        return await asyncio.shield(self._filled)
 
     async def call(self, method: str, *args: Any, attempts: int = 3) -> Any:
         """``method(*args)`` on an idle actor of the pool, and its answer.
