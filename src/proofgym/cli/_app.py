@@ -26,7 +26,10 @@ from proofgym.cli._train import serve_reward_command, train_command
 from proofgym.cli._verilog import verilog_app
 from proofgym.cli._view import view_command
 
-app = typer.Typer(add_completion=False, no_args_is_help=True, help="Auditable verifiable rewards for LLM training.")
+# rich_markup_mode=None on every Typer app: plain click help, so that a help text's "[eval]" or "[rubric.weights]"
+# is printed as written (rich markup took them for style tags and dropped them).
+app = typer.Typer(add_completion=False, no_args_is_help=True, rich_markup_mode=None,
+                  help="Auditable verifiable rewards for LLM training.")
 app.add_typer(rules_app, name="rules")
 app.add_typer(verilog_app, name="verilog")
 app.add_typer(crafter_app, name="crafter")

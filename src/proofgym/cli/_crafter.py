@@ -9,7 +9,8 @@ from rich.console import Console
 
 from proofgym.cli._errors import fail
 
-crafter_app = typer.Typer(add_completion=False, no_args_is_help=True, help="Crafter rollouts: frames.")
+crafter_app = typer.Typer(add_completion=False, no_args_is_help=True, rich_markup_mode=None,
+                          help="Crafter rollouts: frames.")
 console = Console()
 
 

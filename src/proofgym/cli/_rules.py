@@ -12,7 +12,7 @@ from rich.table import Table
 
 from proofgym.cli._errors import fail
 
-rules_app = typer.Typer(add_completion=False, no_args_is_help=True,
+rules_app = typer.Typer(add_completion=False, no_args_is_help=True, rich_markup_mode=None,
                         help="Validate rulebooks and query the embedded rule kernel.")
 console = Console()
 

@@ -15,7 +15,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-traces_app = typer.Typer(add_completion=False, no_args_is_help=True,
+traces_app = typer.Typer(add_completion=False, no_args_is_help=True, rich_markup_mode=None,
                          help="List, show and export recorded rollouts (the trace store).")
 console = Console()
 errors = Console(stderr=True)

@@ -11,7 +11,7 @@ from rich.console import Console
 
 from proofgym.cli._errors import fail
 
-verilog_app = typer.Typer(add_completion=False, no_args_is_help=True,
+verilog_app = typer.Typer(add_completion=False, no_args_is_help=True, rich_markup_mode=None,
                           help="Judge Verilog designs against problem testbenches (sandboxed Icarus Verilog).")
 console = Console()
 
