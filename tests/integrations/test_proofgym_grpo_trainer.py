@@ -1,5 +1,7 @@
 """proofgym's GRPOTrainer: the curriculum as TRL's sampler, dynamic sampling, the KL reference, the schedule."""
 
+from collections import defaultdict
+
 import pytest
 
 pytest.importorskip("trl")
@@ -84,10 +86,40 @@ def test_dynamic_sampling_keeps_the_groups_with_a_spread_and_pads_them_together(
     assert trainer._merge([([], flat, [])], groups=2) is flat
 
 
+def test_a_step_that_found_fewer_groups_with_a_spread_scales_its_loss_by_the_share_found(monkeypatch):
+    from trl import GRPOTrainer
+
+    trainer = ProofgymGRPOTrainer.__new__(ProofgymGRPOTrainer)
+    trainer.num_generations, trainer.max_sampling_rounds, trainer.curriculum = 2, 2, None
+    trainer.dynamic_sampling, trainer.scale_partial_batches, trainer._loss_scale = True, True, 1.0
+    trainer.processing_class = type("Tok", (), {"pad_token_id": 9})()
+    trainer.model = torch.nn.Linear(1, 1)
+    trainer._metrics = {"train": defaultdict(list)}
+    trainer._reuses_first_logps = lambda: False
+    trainer.draw_indices = lambda k: [0] * k
+    trainer.train_dataset = [{"prompt": "p"}]
+    flat = {"advantages": torch.tensor([0.0, 0.0, 0.0, 0.0, 1.0, -1.0, 0.0, 0.0])}  # 1 of 4 groups has a spread
+    rounds = iter([flat, flat])
+
+    def generate(self, inputs):
+        self._last_correct = [False] * len(inputs)
+        return dict(next(rounds))
+
+    monkeypatch.setattr(ProofgymGRPOTrainer, "_generate_round", generate)
+    trainer._merge = lambda rounds_, groups: rounds_[0][1]
+    trainer._generate_and_score_completions([{"prompt": "p"}] * 8)
+    assert trainer._loss_scale == pytest.approx(2 / 4)  # 1 group found in each of 2 rounds, of a quota of 4
+    assert trainer._metrics["train"]["proofgym/loss_scale"] == [0.5]
+    monkeypatch.setattr(GRPOTrainer, "compute_loss", lambda self, model, inputs, **kw: torch.tensor(3.0))
+    assert float(trainer.compute_loss(trainer.model, {"old_per_token_logps": 1})) == pytest.approx(1.5)
+    trainer.model.eval()  # evaluation losses are not scaled
+    assert float(trainer.compute_loss(trainer.model, {"old_per_token_logps": 1})) == pytest.approx(3.0)
+
+
 def test_a_curriculum_run_through_trl_feeds_the_curriculum_and_keeps_the_in_memory_reference(tiny, tmp_path):
     model, tokenizer = tiny
     run = _run(tmp_path, curriculum={"key": "cell", "replay": 0.25}, kl_beta=0.05, updates_per_generation=2,
-               dynamic_sampling=True, max_sampling_rounds=2, temperature=1.5)
+               dynamic_sampling=True, max_sampling_rounds=2, temperature=1.5, scale_partial_batches=True)
     rows, _ = training_rows(run, run.train, tokenizer)
     drawn = curriculum(run.train, rows)
     with torch.no_grad():  # a change made in memory only (as a warm-up makes): the KL reference must have it
@@ -109,6 +141,7 @@ def test_a_curriculum_run_through_trl_feeds_the_curriculum_and_keeps_the_in_memo
     generations = [log for log in logs.logs if "reward" in log]
     assert len(generations) == 2
     assert all(1 <= log["proofgym/sampling_rounds"] <= 2 for log in generations)
+    assert all(0.0 <= log["proofgym/loss_scale"] <= 1.0 for log in generations)
     assert trainer._reuses_first_logps() and "old_per_token_logps" in trainer._buffered_inputs[0]
     # The curriculum heard how each drawn row was answered.
     assert drawn.accuracy != dict.fromkeys(drawn.branches, 0.5)

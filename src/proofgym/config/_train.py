@@ -61,6 +61,15 @@ class GRPOSettings(_Strict):
     dynamic_sampling: bool = Field(False, description="drop groups whose rewards have no spread and draw more "
                                    "prompts, up to max_sampling_rounds generations per step")
     max_sampling_rounds: int = Field(3, ge=1, le=64)
+    scale_partial_batches: bool = Field(False, description="with dynamic_sampling: a step that found fewer "
+                                        "groups with a spread than batch_size scales its loss by the share found")
+
+    @model_validator(mode="after")
+    def _scaling_needs_dynamic_sampling(self) -> GRPOSettings:
+        if self.scale_partial_batches and not self.dynamic_sampling:
+            raise ValueError("scale_partial_batches: true needs dynamic_sampling: true (without it every step "
+                             "trains on all its groups)")
+        return self
 
 
 class WarmupSettings(_Strict):

@@ -314,6 +314,7 @@ def build_grpo_trainer(run_config: RunConfig, model: Any, dataset: Any, *, token
         curriculum=curriculum,
         dynamic_sampling=grpo.dynamic_sampling,
         max_sampling_rounds=grpo.max_sampling_rounds,
+        scale_partial_batches=grpo.scale_partial_batches,
         min_lr_ratio=grpo.min_lr_ratio,
     )
 

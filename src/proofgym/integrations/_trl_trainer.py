@@ -10,7 +10,9 @@ Imported by :func:`~proofgym.integrations.build_grpo_trainer` only (it imports t
   wrong and replays rows whose samples disagree.
 - **Dynamic sampling.** Groups whose rewards have no spread carry no gradient; with
   ``dynamic_sampling`` they are dropped and more prompts are drawn (at most ``max_sampling_rounds``
-  generations per step) until the step has its ``batch_size`` groups with signal.
+  generations per step) until the step has its ``batch_size`` groups with signal. With
+  ``scale_partial_batches`` a step that found fewer scales its loss by the share it found, as the compact
+  loop does (with a token-mean loss, 4 groups would otherwise move the weights as far as 16).
 - **KL reference.** TRL rebuilds the reference model from the policy's ``name_or_path`` on disk, so a
   model changed in memory before training (a format warm-up) would be compared with its old self,
   and a model that was never saved fails. Here the reference is a frozen copy of the policy as it is
@@ -67,12 +69,17 @@ class ProofgymGRPOTrainer(GRPOTrainer):
     ``rows`` are the training rows as Python mappings, in dataset order (``curriculum`` holds the same
     row objects); the dataset must carry each row's position in a ``row_index`` column when
     ``curriculum`` or ``dynamic_sampling`` is used. Extra metrics: ``proofgym/sampling_rounds``,
-    ``proofgym/groups_trained`` and ``proofgym/replay_pool``.
+    ``proofgym/groups_trained``, ``proofgym/replay_pool`` and (``scale_partial_batches``) ``proofgym/loss_scale``.
+
+    The compact loop's hotter sampling of prompts that every sample answered wrong
+    (``GRPOConfig.explore_temperature``) has no counterpart here: TRL fixes one temperature for the whole
+    trainer, in its generation config and in the fused LM head it patches into the policy and the reference
+    (the loss divides every row's logits by it), so a per-prompt temperature would mean replacing both.
     """
 
     def __init__(self, *, model: Any, args: Any, rows: Sequence[Mapping[str, Any]] = (), curriculum: Any = None,
                  dynamic_sampling: bool = False, max_sampling_rounds: int = 3, min_lr_ratio: float = 0.0,
-                 **kwargs: Any) -> None:
+                 scale_partial_batches: bool = False, **kwargs: Any) -> None:
         # TRL would build the KL reference from the policy's name_or_path on disk; copy it as it is instead.
         beta = args.beta
         reference = None
@@ -95,6 +102,8 @@ class ProofgymGRPOTrainer(GRPOTrainer):
         self.dynamic_sampling = dynamic_sampling
         self.max_sampling_rounds = max_sampling_rounds
         self.min_lr_ratio = min_lr_ratio
+        self.scale_partial_batches = scale_partial_batches
+        self._loss_scale = 1.0  # of the generation being trained on: the share of its quota of groups found
         self._index_of = {id(row): i for i, row in enumerate(self.rows)}
         self._rng = random.Random(self.args.seed)
 
@@ -148,6 +157,10 @@ class ProofgymGRPOTrainer(GRPOTrainer):
         output = self._merge(rounds, groups) if self.dynamic_sampling else rounds[0][1]
         self._metrics["train"]["proofgym/sampling_rounds"].append(float(len(rounds)))
         trained = len(output["advantages"]) // self.num_generations
+        if self.dynamic_sampling and self.scale_partial_batches:
+            # Every update of this generation (TRL reuses the batch num_iterations times) is scaled alike.
+            self._loss_scale = min(with_signal, groups) / groups
+            self._metrics["train"]["proofgym/loss_scale"].append(self._loss_scale)
         self._metrics["train"]["proofgym/groups_trained"].append(float(trained))
         if self.curriculum is not None:
             self._metrics["train"]["proofgym/replay_pool"].append(float(self.curriculum.replay_pool_size))
@@ -175,10 +188,15 @@ class ProofgymGRPOTrainer(GRPOTrainer):
         if self.model.training and self._reuses_first_logps() and inputs.get("old_per_token_logps") is None:
             self._keep_logps_in = inputs  # the buffered batch, which the next updates read again
         try:
-            return super().compute_loss(model, inputs, return_outputs=return_outputs,
-                                        num_items_in_batch=num_items_in_batch)
+            result = super().compute_loss(model, inputs, return_outputs=return_outputs,
+                                          num_items_in_batch=num_items_in_batch)
         finally:
             self._keep_logps_in = None
+        if self.model.training and self._loss_scale != 1.0:
+            if return_outputs:
+                return result[0] * self._loss_scale, result[1]
+            return result * self._loss_scale
+        return result
 
     def _get_per_token_logps_and_entropies(self, *args: Any, **kwargs: Any) -> Any:
         result = super()._get_per_token_logps_and_entropies(*args, **kwargs)
