@@ -72,6 +72,18 @@ def test_the_reference_keys_are_accepted(tmp_path):
                                        "temperature": 0.2, "top_p": 0.9, "max_tokens": 256}
 
 
+def test_the_vision_keys_go_to_the_policy_and_unrendered_frames_are_a_warning():
+    keys = {"policy_name": "openai", "policy_config": {"model": "m", "inference_url": "http://127.0.0.1:8001/v1",
+                                                       "use_vision": True, "image_only_mode": False}}
+    framed = section(env_config={"use_vision": True}, **keys)
+    assert framed.policy_options()["use_vision"] is True and framed.policy_options()["image_only_mode"] is False
+    assert framed.warnings() == []
+    [line] = section(**keys).warnings()
+    assert line == ("eval.policy_config: use_vision shows the model the observation's frame, and an observation "
+                    "carries one only when the environment renders it (crafter: use_vision = true in "
+                    "[eval.env_config])")
+
+
 def test_secrets_in_an_eval_file_are_refused(tmp_path):
     path = write_eval_toml(tmp_path / "e.toml", {"env_name": "loan", "policy_name": "openai", "seeds": [0]},
                            policy_config={"api_key": "sk-123"})

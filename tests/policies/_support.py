@@ -51,3 +51,18 @@ def fast_policy(server, path: str = "/v1", **options: Any) -> OpenAIChatPolicy:
     settings = {"backoff_base_s": 0.01, "backoff_max_s": 0.05, "timeout_s": 5.0}
     settings.update(options)
     return OpenAIChatPolicy("Qwen/Qwen3-0.6B", f"{server.base_url}{path}", **settings)
+
+
+def png_base64(width: int = 64, height: int = 64) -> str:
+    """A valid grey PNG of ``width`` x ``height`` pixels, as base64 (made without an image library)."""
+    import base64
+    import struct
+    import zlib
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+
+    rows = b"".join(b"\x00" + b"\x80" * width for _ in range(height))
+    png = (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, 8, 0, 0, 0, 0))
+           + chunk(b"IDAT", zlib.compress(rows)) + chunk(b"IEND", b""))
+    return base64.b64encode(png).decode("ascii")

@@ -35,19 +35,21 @@ class ScriptedModelServer:
 
     Turn ``t`` of a conversation (counted from the assistant messages it holds) is answered with
     ``actions[t - 1]`` as JSON text, after ``delay_s``. Every request's query string is kept, so a
-    test can see that the policy called the inference URL with the trainer's ``cid``.
+    test can see that the policy called the inference URL with the trainer's ``cid``, and its body.
     """
 
     def __init__(self, actions: Sequence[Any], *, delay_s: float = 0.0) -> None:
         self.actions = list(actions)
         self.delay_s = delay_s
         self.queries: list[str] = []
+        self.bodies: list[dict[str, Any]] = []
         app = FastAPI()
 
         @app.post("/{path:path}")
         async def chat(path: str, request: Request) -> dict[str, Any]:
             body = await request.json()
             self.queries.append(request.url.query)
+            self.bodies.append(body)
             turn = sum(1 for m in body["messages"] if m.get("role") == "assistant")
             if self.delay_s:
                 await asyncio.sleep(self.delay_s)

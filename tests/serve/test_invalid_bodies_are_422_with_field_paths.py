@@ -37,6 +37,13 @@ def test_an_unknown_policy_key_is_named(make_client):
     assert detail_locs(make_client().post("/rollout", json=body)) == [("body", "policy", "config", "actionz")]
 
 
+def test_a_text_only_policy_asked_for_frames_is_named(make_client):
+    body = rollout_body(policy_name="scripted", policy_config={"actions": ["x"], "image_only_mode": True})
+    response = make_client().post("/rollout", json=body)
+    assert detail_locs(response) == [("body", "policy", "config", "image_only_mode")]
+    assert "shows its model the observation's text only" in response.json()["detail"][0]["msg"]
+
+
 def test_a_policy_the_app_does_not_accept_is_named(make_client):
     body = rollout_body(policy_name="hf", policy_config={"model": "/etc"})
     response = make_client().post("/rollout", json=body)

@@ -27,9 +27,10 @@ class EvalPolicyConfig(BaseModel):
     ``provider`` picks the policy when ``[eval] policy_name`` is absent (an inference provider such
     as ``openai``, ``vllm`` or ``groq`` means the OpenAI-compatible client); ``max_llm_calls`` caps
     the model calls of a rollout (one per turn). Neither is passed to the policy. ``use_vision`` and
-    ``image_only_mode`` (the reference's Crafter files) say whether the model is shown frames: proofgym's policies
-    are shown the observation's text only, so they are not passed on either, and ``warnings`` says so when one is
-    true (an environment that renders frames takes ``use_vision`` in ``[eval.env_config]``).
+    ``image_only_mode`` (the reference's Crafter files) show the model the observation's frame, beside its text or
+    instead of it: the ``openai`` policy takes them; any other refuses them when true (it shows its model text
+    only). The observations carry a frame only when the environment renders one (crafter: ``use_vision = true``
+    in ``[eval.env_config]``); ``warnings`` says so when that key is not set there.
     """
 
     model_config = ConfigDict(extra="allow")
@@ -46,7 +47,7 @@ class EvalPolicyConfig(BaseModel):
 
 
 #: Keys of ``[eval.policy_config]`` that are not the policy's own.
-_NOT_POLICY_KEYS = {"provider", "max_llm_calls", "use_vision", "image_only_mode"}
+_NOT_POLICY_KEYS = {"provider", "max_llm_calls"}
 
 
 class EvalSection(BaseModel):
@@ -130,8 +131,9 @@ class EvalSection(BaseModel):
         return judge_entries(self)
 
     def warnings(self) -> list[str]:
-        """One line per thing in the file that is not honoured: the unknown keys (all on one line) and a
-        ``policy_name`` replaced by the provider's policy."""
+        """One line per thing in the file that is not honoured: the unknown keys (all on one line), a
+        ``policy_name`` replaced by the provider's policy, and frames asked for that the environment is not told
+        to render."""
         lines = []
         unknown = self.ignored_keys
         if unknown:
@@ -142,9 +144,12 @@ class EvalSection(BaseModel):
                          f"{self.resolved_policy_name!r}, the policy of policy_config."
                          f"{'provider' if self.policy_config.provider else 'inference_url'}")
         shown = [key for key in ("use_vision", "image_only_mode") if getattr(self.policy_config, key)]
-        if shown:
-            lines.append(f"eval.policy_config: {', '.join(shown)} ignored: policies are shown the observation's "
-                         "text only")
+        if shown and self.env_config.get("use_vision") is not True:
+            where = "[eval.env_config] or the task app's env config" if self.task_app_url else "[eval.env_config]"
+            verb = "show" if len(shown) > 1 else "shows"
+            lines.append(f"eval.policy_config: {' and '.join(shown)} {verb} the model the observation's frame, and "
+                         "an observation carries one only when the environment renders it (crafter: use_vision = "
+                         f"true in {where})")
         return lines
 
     def _policy_name_is_foreign(self) -> bool:
@@ -161,8 +166,8 @@ class EvalSection(BaseModel):
         return min(limits, default=None)
 
     def policy_options(self) -> dict[str, Any]:
-        """The config given to the policy: ``policy_config`` without ``provider``, ``max_llm_calls``,
-        ``use_vision`` and ``image_only_mode``, with ``[eval] model`` as the default model."""
+        """The config given to the policy: ``policy_config`` without ``provider`` and ``max_llm_calls``, with
+        ``[eval] model`` as the default model."""
         options = self.policy_config.model_dump(exclude_none=True, exclude=_NOT_POLICY_KEYS)
         if self.model is not None:
             options.setdefault("model", self.model)

@@ -17,7 +17,9 @@ from proofgym.policies._build import (
     policy_kind,
     policy_names,
     register_policy,
+    without_vision_keys,
 )
+from proofgym.policies._frames import FRAME_KEY, Frame, FrameError, read_frame
 from proofgym.policies._oracle import OraclePolicy
 from proofgym.policies._protocol import Policy, PolicyReply, PolicyRequest
 from proofgym.policies._scripted import ScriptedPolicy
@@ -39,7 +41,10 @@ def __getattr__(name: str) -> Any:
 
 
 __all__ = [
+    "FRAME_KEY",
     "POLICIES",
+    "Frame",
+    "FrameError",
     "HFLocalPolicy",
     "HFPolicyConfig",
     "OpenAIChatPolicy",
@@ -56,8 +61,10 @@ __all__ = [
     "chat_completions_url",
     "policy_kind",
     "policy_names",
+    "read_frame",
     "register_policy",
     "read_text_action",
     "tool_instructions",
     "with_tool_instructions",
+    "without_vision_keys",
 ]

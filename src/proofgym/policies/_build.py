@@ -17,7 +17,8 @@ class _Strict(BaseModel):
 
 
 class OpenAIPolicyConfig(_Strict):
-    """Config of :class:`OpenAIChatPolicy`. The API key comes from the environment variable ``api_key_env``."""
+    """Config of :class:`OpenAIChatPolicy`. The API key comes from the environment variable ``api_key_env``.
+    ``use_vision`` sends the observation's frame beside its text, ``image_only_mode`` the frame alone."""
 
     model: str = Field(min_length=1)
     inference_url: str = Field(min_length=1)
@@ -33,6 +34,8 @@ class OpenAIPolicyConfig(_Strict):
     backoff_max_s: float = Field(8.0, ge=0.0, allow_inf_nan=False)
     max_retry_after_s: float = Field(60.0, ge=0.0, allow_inf_nan=False)
     policy_id: str | None = Field(None, min_length=1)
+    use_vision: bool = False
+    image_only_mode: bool = False
 
 
 class HFPolicyConfig(_Strict):
@@ -142,14 +145,39 @@ def policy_names() -> list[str]:
     return POLICIES.names()
 
 
+#: Config keys asking a policy to show its model the observation's frame (the reference's Crafter policy's).
+VISION_KEYS: tuple[str, ...] = ("use_vision", "image_only_mode")
+
+
+def without_vision_keys(name: str, config: Mapping[str, Any]) -> dict[str, Any]:
+    """``config`` without the vision keys (:data:`VISION_KEYS`) that policy ``name``'s config does not take: false
+    asks for nothing and is dropped; true is a :class:`~proofgym.core.ConfigError` naming the key, since that
+    policy shows its model text only (a vision eval run on it would measure a text-only model)."""
+    fields = policy_kind(name).config.model_fields
+    out = dict(config)
+    for key in VISION_KEYS:
+        if key in fields or key not in out:
+            continue
+        value = out.pop(key)
+        if value is False:
+            continue
+        problem = ("this policy shows its model the observation's text only, not its frame; use the openai "
+                   "policy with a vision model, or set it to false") if value is True else "expected true or false"
+        raise ConfigError(f"policy {name!r}: {key}: {problem}",
+                          problems=[{"loc": (key,), "msg": problem, "input": value, "type": "value_error"}])
+    return out
+
+
 def build_policy(name: str, config: Mapping[str, Any] | None = None) -> Policy:
     """A policy by ``name`` (``openai`` / ``vllm`` / ``openai-chat``, ``hf`` / ``local``, ``scripted``,
     ``oracle``), built from ``config`` validated strictly (types too): :class:`~proofgym.config.ConfigError`
-    names an unknown policy, every unknown or invalid key, or a missing API key variable."""
+    names an unknown policy, every unknown or invalid key, or a missing API key variable. Every policy accepts
+    ``use_vision`` / ``image_only_mode`` false; true only one that shows its model frames (``openai``), see
+    :func:`without_vision_keys`."""
     kind = policy_kind(name)
     if config is not None and not isinstance(config, Mapping):
         raise ConfigError(f"policy {name!r}: the config must be a mapping, got {type(config).__name__}")
-    data = dict(config or {})
+    data = without_vision_keys(name, config or {})
     if "api_key" in data:
         raise ConfigError(f"policy {name!r}: api_key: secrets must not be stored in configs; "
                           "set api_key_env to the name of an environment variable holding the key")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import math
 import random
 import time
@@ -14,6 +15,7 @@ from urllib.parse import urlsplit, urlunsplit
 import httpx
 
 from proofgym.core import EXCERPT_CHARS, error_detail, excerpt, redact_url, retry_after_seconds, usage_counts
+from proofgym.policies._frames import FRAME_KEY, with_frame, without_views
 from proofgym.policies._protocol import PolicyReply, PolicyRequest
 from proofgym.policies._text_calls import message_text, read_text_action, with_tool_instructions
 from proofgym.traces import LMCallEvent
@@ -24,6 +26,7 @@ TOOL_MODES: tuple[str, ...] = ("auto", "native", "json")
 MAX_RESPONSE_BYTES = 16 << 20
 # Request keys the policy owns; extra_body may set any other (stop, seed, logprobs, chat_template_kwargs...).
 _RESERVED_KEYS = frozenset({"model", "messages", "tools", "stream", "n"})
+logger = logging.getLogger("proofgym.policies")
 
 
 def chat_completions_url(inference_url: str) -> str:
@@ -73,6 +76,12 @@ class OpenAIChatPolicy:
     mentioning tools). A reply with no tool call is the action itself when the environment takes
     text (``request.accepts_text``), else an error the agent is shown.
 
+    Frames: with ``use_vision`` the last observation's frame (``request.frame``) is sent beside its
+    text as an ``image_url`` content part (a ``data:image/png;base64`` URI); with ``image_only_mode``
+    (which implies ``use_vision``) the frame is sent with a one-line instruction instead of any
+    observation's text. A request without a frame is sent as text (said once, as a warning) under
+    ``use_vision``, and is an error that ends the session under ``image_only_mode``.
+
     Each HTTP attempt is recorded as an :class:`~proofgym.traces.LMCallEvent` (request body,
     response, token usage, latency, error). 429, 5xx, timeouts and connection or read errors are
     retried up to ``max_retries`` times with jittered exponential backoff, waiting ``Retry-After``
@@ -104,6 +113,8 @@ class OpenAIChatPolicy:
         backoff_max_s: float = 8.0,
         max_retry_after_s: float = 60.0,
         policy_id: str | None = None,
+        use_vision: bool = False,
+        image_only_mode: bool = False,
     ) -> None:
         if not isinstance(model, str) or not model.strip():
             raise ValueError(f"model must be a non-empty string, got {model!r}")
@@ -130,6 +141,9 @@ class OpenAIChatPolicy:
             raise ValueError(f"extra_body must be JSON-serialisable: {exc}") from None
         if api_key is not None and (not isinstance(api_key, str) or not api_key or "\n" in api_key):
             raise ValueError("api_key must be a non-empty single-line string")
+        for name, value in (("use_vision", use_vision), ("image_only_mode", image_only_mode)):
+            if not isinstance(value, bool):
+                raise ValueError(f"{name} must be true or false, got {value!r}")
         self.model = model
         self.inference_url = inference_url
         self.url = chat_completions_url(inference_url)
@@ -144,6 +158,9 @@ class OpenAIChatPolicy:
         self.backoff_base_s = float(backoff_base_s)
         self.backoff_max_s = float(backoff_max_s)
         self.max_retry_after_s = float(max_retry_after_s)
+        self.use_vision = use_vision or image_only_mode
+        self.image_only_mode = image_only_mode
+        self._said_no_frame = False
         self._headers = {"Content-Type": "application/json", "Accept": "application/json"}
         if api_key is not None:
             self._headers["Authorization"] = f"Bearer {api_key}"
@@ -173,6 +190,16 @@ class OpenAIChatPolicy:
         self._client_loop = None
 
     async def _act(self, request: PolicyRequest, calls: list[LMCallEvent]) -> PolicyReply:
+        if self.use_vision and request.frame is None:
+            if self.image_only_mode:
+                return _failed(calls, f"image_only_mode: the observation of turn {request.turn} carries no frame "
+                                      f"(data.{FRAME_KEY}) to show the model; an environment that renders frames "
+                                      "does so with use_vision = true in its config")
+            if not self._said_no_frame:
+                self._said_no_frame = True
+                logger.warning("use_vision: the observation of turn %d carries no frame (data.%s), so the model is "
+                               "shown its text; an environment that renders frames does so with use_vision = true "
+                               "in its config (said once per policy)", request.turn, FRAME_KEY)
         native = self._native and bool(request.tools)
         answer = await self._post(self._body(request, native=native), calls)
         if answer.tools_rejected and self.tool_mode == "auto":
@@ -183,10 +210,12 @@ class OpenAIChatPolicy:
         return _read_reply(answer.payload, request, calls)
 
     def _body(self, request: PolicyRequest, *, native: bool) -> dict[str, Any]:
-        if native:
-            messages = [dict(message) for message in request.messages]
-        else:
-            messages = with_tool_instructions(request.messages, request.tools, accepts_text=request.accepts_text)
+        messages = without_views(request.messages) if self.image_only_mode else \
+            [dict(message) for message in request.messages]
+        if not native:
+            messages = with_tool_instructions(messages, request.tools, accepts_text=request.accepts_text)
+        if self.use_vision and request.frame is not None:
+            messages = with_frame(messages, request.frame)
         body: dict[str, Any] = {"model": self.model, "messages": messages, "temperature": self.temperature,
                                 "max_tokens": self.max_tokens}
         if self.top_p is not None:
@@ -271,7 +300,9 @@ class OpenAIChatPolicy:
         return self._client
 
     def __repr__(self) -> str:
-        return f"OpenAIChatPolicy(model={self.model!r}, url={redact_url(self.url)!r}, tool_mode={self.tool_mode!r})"
+        vision = ", image_only_mode=True" if self.image_only_mode else ", use_vision=True" if self.use_vision else ""
+        return (f"OpenAIChatPolicy(model={self.model!r}, url={redact_url(self.url)!r}, tool_mode={self.tool_mode!r}"
+                f"{vision})")
 
 
 def _read_reply(payload: Mapping[str, Any], request: PolicyRequest, calls: list[LMCallEvent]) -> PolicyReply:

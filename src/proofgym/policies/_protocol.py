@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Protocol, runtime_checkable
 
+from proofgym.policies._frames import Frame
 from proofgym.traces import LMCallEvent
 
 
@@ -16,6 +17,9 @@ class PolicyRequest:
     results); ``tools`` the environment's tools in the OpenAI tool format; ``turn`` counts from 1.
     ``accepts_text`` is true when the environment also takes plain text as an action (a
     single-turn answer): a reply with no tool call is then the action itself, not an error.
+    ``frame`` is the last observation's rendered frame when it carries one (checked: a PNG within the
+    size limits, see :mod:`proofgym.policies._frames`); the messages hold text only, and a policy that
+    shows its model images adds the frame itself. A text-only policy ignores it.
     """
 
     messages: list[Mapping[str, Any]]
@@ -23,6 +27,7 @@ class PolicyRequest:
     turn: int = 1
     seed: int | None = None
     accepts_text: bool = False
+    frame: Frame | None = None
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,7 @@ from urllib.parse import parse_qs, urlsplit
 
 from proofgym.core import bounded_json, model_text
 from proofgym.envs import Environment, Observation, StepResult, make, quick_to_make
-from proofgym.policies import Policy, PolicyReply, PolicyRequest
+from proofgym.policies import FRAME_KEY, Frame, FrameError, Policy, PolicyReply, PolicyRequest, read_frame
 from proofgym.rollouts._result import RolloutResult
 from proofgym.traces import (
     EnvEvent,
@@ -65,6 +65,12 @@ async def run_rollout(
     counts as one (the retries of a failed request are attempts of that one call), and once ``max_lm_calls``
     such turns were played the episode ends, its last step truncated. A policy that calls no model never
     reaches it.
+
+    An observation's rendered frame (``data.image_png_base64``) is checked and handed to the policy
+    (``PolicyRequest.frame``), never put into the messages; a malformed one (not a PNG, too large) is dropped
+    and the observation says why (a first ``Error:`` line, ``data.frame_error`` and the step's
+    ``info["frame_error"]``). After an error observation without a frame (a refused action, a bad reply: nothing
+    ran) the policy is handed the last frame again.
 
     Failures are recorded, not raised: a policy reply with an ``error`` is fed back as an error
     observation (the environment still charges the turn); a reply marked ``unavailable`` or an
@@ -143,7 +149,7 @@ async def run_rollout(
 async def _play(env: Environment, worker: _EnvWorker, policy: Policy, session: SessionTrace,
                 messages: list[dict[str, Any]], last: list[StepResult], *, seed: int, max_turns: int | None,
                 max_lm_calls: int | None = None) -> None:
-    observation: Observation = await worker.call(env.reset, seed)
+    observation, frame = _checked_frame(await worker.call(env.reset, seed))
     tools: list[Mapping[str, Any]] = [dict(tool) for tool in env.tools]
     accepts_text = bool(getattr(env, "accepts_text", False))
     system = observation.data.get("system")
@@ -157,7 +163,7 @@ async def _play(env: Environment, worker: _EnvWorker, policy: Policy, session: S
             return
         turn += 1
         request = PolicyRequest(messages=[dict(m) for m in messages], tools=list(tools), turn=turn, seed=seed,
-                                accepts_text=accepts_text)
+                                accepts_text=accepts_text, frame=frame)
         reply = await policy.act(request)
         if not isinstance(reply, PolicyReply):
             raise TypeError(f"policy {session.policy_id!r} returned {type(reply).__name__}, not a PolicyReply")
@@ -181,6 +187,11 @@ async def _play(env: Environment, worker: _EnvWorker, policy: Policy, session: S
             error = model_text(str(reply.error))
             shown = Observation(f"Error: {error}", {"error": error})
             info.update(error=error, policy_error=True)
+        shown, checked = _checked_frame(shown)
+        if "frame_error" in shown.data:
+            info["frame_error"] = shown.data["frame_error"]
+        if checked is not None or "error" not in info:
+            frame = checked  # else the step ran nothing: the world still looks as the last frame showed it
         session.steps.append(_step_trace(len(session.steps), observation, action, result, info, shown, lm_calls,
                                          session.env_name))
         messages.append(_assistant_message(reply.message))
@@ -188,6 +199,19 @@ async def _play(env: Environment, worker: _EnvWorker, policy: Policy, session: S
         observation = shown
         if result.done:
             return
+
+
+def _checked_frame(observation: Observation) -> tuple[Observation, Frame | None]:
+    """The observation and its frame, checked; a malformed frame is dropped, and the observation says why."""
+    value = observation.data.get(FRAME_KEY)
+    if value is None:
+        return observation, None
+    try:
+        return observation, read_frame(value)
+    except FrameError as exc:
+        problem = f"the observation's frame (data.{FRAME_KEY}) cannot be shown: {exc}"
+        data = {key: item for key, item in observation.data.items() if key != FRAME_KEY}
+        return Observation(f"Error: {problem}\n\n{observation.text}", {**data, "frame_error": problem}), None
 
 
 def _step_trace(index: int, observation: Observation, action: Any, result: StepResult, info: dict[str, Any],

@@ -18,7 +18,7 @@ from pydantic import Field, ValidationError
 import proofgym
 from proofgym.core import ConfigError, model_text, redact_url
 from proofgym.envs import env_names, verification_cache_usage
-from proofgym.policies import Policy, build_policy, policy_kind, policy_names
+from proofgym.policies import Policy, build_policy, policy_kind, policy_names, without_vision_keys
 from proofgym.rollouts import RolloutResult, run_rollout
 from proofgym.serve._auth import api_key_from_env
 from proofgym.serve._controller import Draining, RolloutCancelled, RolloutController
@@ -428,6 +428,10 @@ def _build_policy(request: RolloutRequest, env_name: str, env_config: Mapping[st
         if contract_key not in schema.model_fields:
             # Part of the contract even for a policy that calls no model (see _CONTRACT_KEYS).
             config.pop(contract_key, None)
+    try:
+        config = without_vision_keys(name, config)  # a text-only policy refuses use_vision = true
+    except ConfigError as exc:
+        raise RequestError.from_problems(("policy", "config"), exc.problems, str(exc)) from None
     # JSON's types, as the published schema states them: 3.0 is an integer, "3" and true are not numbers.
     config = {key: json_integral(value) for key, value in config.items()}
     try:
