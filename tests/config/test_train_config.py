@@ -45,6 +45,8 @@ def test_defaults_are_a_complete_grpo_setup():
     ({"grpo": {"updates_per_generation": 0}}, "train.grpo.updates_per_generation: Input should be greater than"),
     ({"grpo": {"max_sampling_rounds": 0}}, "train.grpo.max_sampling_rounds: Input should be greater than"),
     ({"grpo": {"scale_partial_batches": True}}, "train.grpo: scale_partial_batches: true needs dynamic_sampling"),
+    ({"grpo": {"explore_temperature": 2.0}}, "train: grpo.explore_temperature needs a curriculum"),
+    ({"grpo": {"explore_temperature": 0.5}}, "train.grpo.explore_temperature: Input should be greater than or equal"),
     ({"curriculum": {"replay": 1.0}}, "train.curriculum.replay: Input should be less than 1"),
     ({"curriculum": {"mix": -0.1}}, "train.curriculum.mix: Input should be greater than or equal to 0"),
     ({"curriculum": {"keys": "cell"}}, "train.curriculum.keys: unknown key"),

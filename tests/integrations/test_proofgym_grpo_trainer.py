@@ -92,6 +92,7 @@ def test_a_step_that_found_fewer_groups_with_a_spread_scales_its_loss_by_the_sha
     trainer = ProofgymGRPOTrainer.__new__(ProofgymGRPOTrainer)
     trainer.num_generations, trainer.max_sampling_rounds, trainer.curriculum = 2, 2, None
     trainer.dynamic_sampling, trainer.scale_partial_batches, trainer._loss_scale = True, True, 1.0
+    trainer.explore_temperature = 1.0
     trainer.processing_class = type("Tok", (), {"pad_token_id": 9})()
     trainer.model = torch.nn.Linear(1, 1)
     trainer._metrics = {"train": defaultdict(list)}
@@ -116,10 +117,50 @@ def test_a_step_that_found_fewer_groups_with_a_spread_scales_its_loss_by_the_sha
     assert float(trainer.compute_loss(trainer.model, {"old_per_token_logps": 1})) == pytest.approx(3.0)
 
 
+def test_prompts_every_sample_answered_wrong_are_sampled_hotter_in_a_generation_of_their_own(monkeypatch):
+    trainer = ProofgymGRPOTrainer.__new__(ProofgymGRPOTrainer)
+    trainer.num_generations, trainer.temperature, trainer.explore_temperature = 2, 1.0, 2.0
+    trainer.processing_class = type("Tok", (), {"pad_token_id": 9})()
+    trainer._metrics = {"train": defaultdict(list)}
+    trainer.generation_config = type("Config", (), {"temperature": 1.0})()
+    trainer.generation_kwargs = {"temperature": 1.0}
+    rows = [{"id": i} for i in range(3)]
+    trainer.rows = rows
+    wrong = {id(rows[1])}  # row 1's last group: every sample wrong
+    trainer.curriculum = type("Curriculum", (), {"last_error": lambda self, row: 1.0 if id(row) in wrong else 0.5})()
+    seen = []
+
+    def generate(self, inputs):
+        seen.append(([int(x["row_index"]) for x in inputs], self.generation_config.temperature,
+                     self.generation_kwargs["temperature"]))
+        b = len(inputs)
+        self._last_correct = [int(x["row_index"]) == 1 for x in inputs]
+        return {"prompt_ids": torch.ones(b, 2, dtype=torch.long), "prompt_mask": torch.ones(b, 2, dtype=torch.long),
+                "completion_ids": torch.full((b, 2), 5), "completion_mask": torch.ones(b, 2, dtype=torch.long),
+                "advantages": torch.tensor([float(x["row_index"]) for x in inputs]),
+                "num_items_in_batch": torch.tensor(0)}
+
+    monkeypatch.setattr(ProofgymGRPOTrainer, "_generate_round", generate)
+    inputs = [{"row_index": i} for i in (0, 0, 1, 1, 2, 2)]
+    ordered, output = trainer._generate_explored(inputs)
+    # Rows 0 and 2 at the base temperature, then row 1 hotter; the temperature is restored after.
+    assert seen == [([0, 0, 2, 2], 1.0, 1.0), ([1, 1], 2.0, 2.0)]
+    assert trainer.generation_config.temperature == 1.0 and trainer.generation_kwargs["temperature"] == 1.0
+    assert [x["row_index"] for x in ordered] == [0, 0, 2, 2, 1, 1]
+    assert output["advantages"].tolist() == [0.0, 0.0, 2.0, 2.0, 1.0, 1.0]  # every group, flat ones too
+    assert trainer._last_correct == [False, False, False, False, True, True]
+    assert trainer._metrics["train"]["proofgym/explored_groups"] == [1.0]
+    # Nothing to explore: one generation, as it came.
+    wrong.clear()
+    seen.clear()
+    assert trainer._generate_explored(inputs)[0] is inputs and len(seen) == 1
+
+
 def test_a_curriculum_run_through_trl_feeds_the_curriculum_and_keeps_the_in_memory_reference(tiny, tmp_path):
     model, tokenizer = tiny
     run = _run(tmp_path, curriculum={"key": "cell", "replay": 0.25}, kl_beta=0.05, updates_per_generation=2,
-               dynamic_sampling=True, max_sampling_rounds=2, temperature=1.5, scale_partial_batches=True)
+               dynamic_sampling=True, max_sampling_rounds=2, temperature=1.5, scale_partial_batches=True,
+               explore_temperature=2.0)
     rows, _ = training_rows(run, run.train, tokenizer)
     drawn = curriculum(run.train, rows)
     with torch.no_grad():  # a change made in memory only (as a warm-up makes): the KL reference must have it

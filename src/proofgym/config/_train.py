@@ -64,6 +64,9 @@ class GRPOSettings(_Strict):
     scale_partial_batches: bool = Field(False, description="with dynamic_sampling: a step that found fewer "
                                         "groups with a spread than batch_size scales its loss by the share found")
 
+    explore_temperature: float = Field(1.0, ge=1.0, le=10.0, description="with a curriculum: prompts whose last "
+                                       "group every sample answered wrong are sampled at temperature times this")
+
     @model_validator(mode="after")
     def _scaling_needs_dynamic_sampling(self) -> GRPOSettings:
         if self.scale_partial_batches and not self.dynamic_sampling:
@@ -182,6 +185,13 @@ class TrainConfig(_Strict):
         if not value.strip():
             raise ValueError("must not be blank")
         return value
+
+    @model_validator(mode="after")
+    def _explore_needs_a_curriculum(self) -> TrainConfig:
+        if self.grpo.explore_temperature != 1.0 and self.curriculum is None:
+            raise ValueError("grpo.explore_temperature needs a curriculum (train.curriculum: it knows which prompts "
+                             "every sample answered wrong)")
+        return self
 
     @model_validator(mode="after")
     def _heldout_source(self) -> TrainConfig:

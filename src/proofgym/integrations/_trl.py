@@ -315,6 +315,7 @@ def build_grpo_trainer(run_config: RunConfig, model: Any, dataset: Any, *, token
         dynamic_sampling=grpo.dynamic_sampling,
         max_sampling_rounds=grpo.max_sampling_rounds,
         scale_partial_batches=grpo.scale_partial_batches,
+        explore_temperature=grpo.explore_temperature,
         min_lr_ratio=grpo.min_lr_ratio,
     )
 

@@ -71,15 +71,16 @@ class ProofgymGRPOTrainer(GRPOTrainer):
     ``curriculum`` or ``dynamic_sampling`` is used. Extra metrics: ``proofgym/sampling_rounds``,
     ``proofgym/groups_trained``, ``proofgym/replay_pool`` and (``scale_partial_batches``) ``proofgym/loss_scale``.
 
-    The compact loop's hotter sampling of prompts that every sample answered wrong
-    (``GRPOConfig.explore_temperature``) has no counterpart here: TRL fixes one temperature for the whole
-    trainer, in its generation config and in the fused LM head it patches into the policy and the reference
-    (the loss divides every row's logits by it), so a per-prompt temperature would mean replacing both.
+    ``explore_temperature`` (with a curriculum): the prompts whose last group every sample answered wrong are
+    sampled in a generation of their own at ``temperature * explore_temperature``, as the compact loop does, so
+    that a confidently wrong boundary case can still show a right answer. Unlike the compact loop, the loss of
+    those samples is the base temperature's: TRL divides the logits by one temperature, in the fused LM head it
+    patches into the policy and the reference, so the hotter samples enter the loss as slightly off-policy ones.
     """
 
     def __init__(self, *, model: Any, args: Any, rows: Sequence[Mapping[str, Any]] = (), curriculum: Any = None,
                  dynamic_sampling: bool = False, max_sampling_rounds: int = 3, min_lr_ratio: float = 0.0,
-                 scale_partial_batches: bool = False, **kwargs: Any) -> None:
+                 scale_partial_batches: bool = False, explore_temperature: float = 1.0, **kwargs: Any) -> None:
         # TRL would build the KL reference from the policy's name_or_path on disk; copy it as it is instead.
         beta = args.beta
         reference = None
@@ -95,6 +96,11 @@ class ProofgymGRPOTrainer(GRPOTrainer):
             self.ref_model = self._prepare_reference(reference)
         if (curriculum is not None or dynamic_sampling) and not rows:
             raise ValueError("a curriculum or dynamic sampling needs the training rows (rows=...)")
+        if explore_temperature != 1.0 and curriculum is None:
+            raise ValueError("explore_temperature needs a curriculum (it knows which prompts every sample "
+                             "answered wrong)")
+        if not explore_temperature >= 1.0:
+            raise ValueError(f"explore_temperature must be >= 1, got {explore_temperature}")
         if max_sampling_rounds < 1:
             raise ValueError(f"max_sampling_rounds must be >= 1, got {max_sampling_rounds}")
         self.rows = list(rows)
@@ -103,6 +109,7 @@ class ProofgymGRPOTrainer(GRPOTrainer):
         self.max_sampling_rounds = max_sampling_rounds
         self.min_lr_ratio = min_lr_ratio
         self.scale_partial_batches = scale_partial_batches
+        self.explore_temperature = float(explore_temperature)
         self._loss_scale = 1.0  # of the generation being trained on: the share of its quota of groups found
         self._index_of = {id(row): i for i, row in enumerate(self.rows)}
         self._rng = random.Random(self.args.seed)
@@ -148,7 +155,7 @@ class ProofgymGRPOTrainer(GRPOTrainer):
             if round_:
                 inputs = [dict(self.train_dataset[i]) for i in self.draw_indices(groups)
                           for _ in range(self.num_generations)]
-            output = self._generate_round(inputs)
+            inputs, output = self._generate_explored(inputs)
             rounds.append((inputs, output, list(self._last_correct)))
             with_signal += int(self._spread(output).sum())
             if with_signal >= groups:
@@ -165,6 +172,48 @@ class ProofgymGRPOTrainer(GRPOTrainer):
         if self.curriculum is not None:
             self._metrics["train"]["proofgym/replay_pool"].append(float(self.curriculum.replay_pool_size))
         return output
+
+    def _generate_explored(self, inputs: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+        """``inputs`` generated and scored, the groups of prompts every sample last answered wrong at the explore
+        temperature (in a generation of their own, after the others): the inputs in that order, and the output."""
+        n = self.num_generations
+        groups = [inputs[g * n:(g + 1) * n] for g in range(len(inputs) // n)]
+        hot = [self.explore_temperature != 1.0 and self.curriculum is not None
+               and self.curriculum.last_error(self.rows[int(group[0]["row_index"])]) == 1.0 for group in groups]
+        if not any(hot):
+            return inputs, self._generate_round(inputs)
+        parts: list[tuple[list[dict[str, Any]], dict[str, Any], list[bool]]] = []
+        for explore in (False, True):
+            chosen = [row for group, flag in zip(groups, hot) if flag == explore for row in group]
+            if chosen:
+                with self._sampling_temperature(self.temperature * (self.explore_temperature if explore else 1.0)):
+                    output = self._generate_round(chosen)
+                parts.append((chosen, output, list(self._last_correct)))
+        self._metrics["train"]["proofgym/explored_groups"].append(float(sum(hot)))
+        self._last_correct = [c for _, _, correct in parts for c in correct]
+        return [row for chosen, _, _ in parts for row in chosen], self._merge(parts, len(groups), spread_only=False)
+
+    def _sampling_temperature(self, temperature: float) -> Any:
+        """A context in which TRL's generation samples at ``temperature`` (its loss keeps its own)."""
+        import contextlib
+
+        @contextlib.contextmanager
+        def scope() -> Iterator[None]:
+            config, kwargs = getattr(self, "generation_config", None), getattr(self, "generation_kwargs", None)
+            before = (getattr(config, "temperature", None), (kwargs or {}).get("temperature"))
+            try:
+                if config is not None:
+                    config.temperature = temperature
+                if kwargs is not None:
+                    kwargs["temperature"] = temperature
+                yield
+            finally:
+                if config is not None:
+                    config.temperature = before[0]
+                if kwargs is not None:
+                    kwargs["temperature"] = before[1]
+
+        return scope()
 
     def _generate_round(self, inputs: list[dict[str, Any]]) -> dict[str, Any]:
         """One generation, scored. With several updates per generation TRL runs one more forward pass for the
@@ -238,12 +287,15 @@ class ProofgymGRPOTrainer(GRPOTrainer):
         return rewards
 
     def _merge(self, rounds: list[tuple[list[dict[str, Any]], dict[str, Any], list[bool]]], groups: int,
-               ) -> dict[str, Any]:
-        """The first ``groups`` groups with a reward spread across the rounds, as one generation batch
-        (every round's groups when none has a spread: the step then only moves by the KL term)."""
+               spread_only: bool = True) -> dict[str, Any]:
+        """The first ``groups`` groups with a reward spread across the rounds (``spread_only=False``: the first
+        ``groups`` groups), as one generation batch (every round's groups when none has a spread: the step then
+        only moves by the KL term)."""
         picked: list[tuple[dict[str, Any], int]] = []
         for _, output, _ in rounds:
-            for g in torch.nonzero(self._spread(output)).flatten().tolist():
+            chosen = self._spread(output) if spread_only else torch.ones(len(output["advantages"]) //
+                                                                         self.num_generations, dtype=torch.bool)
+            for g in torch.nonzero(chosen).flatten().tolist():
                 if len(picked) < groups:
                     picked.append((output, g))
         if not picked:
