@@ -8,7 +8,7 @@ import base64
 
 import pytest
 from evaluation._support import ThreadedTaskApp
-from serve._support import ScriptedModelServer
+from serve._support import ScriptedModelServer, only_environment_api_key
 
 from proofgym.evaluation import EvalError, parse_eval_config, run_eval
 from proofgym.policies import read_frame
@@ -35,9 +35,7 @@ def task_app(tmp_path_factory):
 
 @pytest.fixture(autouse=True)
 def key(monkeypatch):
-    for name in ("PROOFGYM_API_KEY", "ENV_API_KEY"):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("ENVIRONMENT_API_KEY", KEY)
+    only_environment_api_key(monkeypatch, KEY)
 
 
 def section(tmp_path, model_url, *, task_app=None, policy_name="openai", **policy_config):

@@ -2,6 +2,7 @@ import json
 
 import pytest
 from _judge import requires_judge
+from serve._support import only_environment_api_key
 from typer.testing import CliRunner
 
 from proofgym.cli import app
@@ -33,9 +34,7 @@ def judgeless_task_app(tmp_path_factory):
 
 @pytest.fixture(autouse=True)
 def key(monkeypatch):
-    for name in ("PROOFGYM_API_KEY", "ENV_API_KEY"):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("ENVIRONMENT_API_KEY", KEY)
+    only_environment_api_key(monkeypatch, KEY)
 
 
 def config(task_app, tmp_path, **keys):

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 from _judge import requires_judge
-from serve._support import SUBMIT, ScriptedModelServer, TaskAppProcess, write_file
+from serve._support import SUBMIT, ScriptedModelServer, TaskAppProcess, only_environment_api_key, write_file
 from typer.testing import CliRunner
 
 from proofgym.cli import app
@@ -49,9 +49,7 @@ def pointed_here(text: str, *, task_app_url: str, inference_url: str) -> str:
 
 @pytest.fixture(autouse=True)
 def key(monkeypatch):
-    for name in ("PROOFGYM_API_KEY", "ENV_API_KEY"):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("ENVIRONMENT_API_KEY", KEY)
+    only_environment_api_key(monkeypatch, KEY)
     monkeypatch.setenv("OPENAI_API_KEY", "not-a-real-key")
 
 

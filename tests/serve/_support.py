@@ -162,3 +162,10 @@ def rollout_body(seed: int = 0, *, policy_name: str = "oracle", policy_config: d
     """A minimal valid ``POST /rollout`` body."""
     return {"run_id": run_id, "env": {"seed": seed},
             "policy": {"policy_name": policy_name, "config": dict(policy_config or {})}, **extra}
+
+
+def only_environment_api_key(monkeypatch, key: str) -> None:
+    """The task app's key in ENVIRONMENT_API_KEY only: its other names (which the app reads first) unset."""
+    for name in ("PROOFGYM_API_KEY", "ENV_API_KEY"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("ENVIRONMENT_API_KEY", key)
