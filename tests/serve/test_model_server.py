@@ -296,6 +296,29 @@ def test_concurrent_http_requests_are_batched_and_answered_as_alone(backend):
     assert backend.batches_decoded - before < len(bodies)
 
 
+def test_a_client_that_leaves_has_its_generation_cancelled(backend, monkeypatch):
+    started, cancelled = threading.Event(), threading.Event()
+
+    async def endless(prompt_ids, params):  # a decode that outlasts the client's patience
+        started.set()
+        try:
+            await asyncio.sleep(3600)
+        except asyncio.CancelledError:
+            cancelled.set()
+            raise
+
+    app = create_model_app(backend, max_tokens_limit=LIMIT)
+    with ThreadedServer(app, what="serve-model") as server:
+        monkeypatch.setattr(backend, "generate", endless)
+        with pytest.raises(httpx.ReadTimeout), httpx.Client(base_url=server.url, timeout=1.0) as http:
+            http.post("/v1/chat/completions", json={"messages": PROMPT, "max_tokens": 5})
+        assert started.is_set()
+        assert cancelled.wait(10), "the abandoned generation kept running"
+        monkeypatch.undo()
+        with httpx.Client(base_url=server.url, timeout=60) as http:  # and the server answers the next one
+            assert http.post("/v1/chat/completions", json={"messages": PROMPT, "max_tokens": 3}).status_code == 200
+
+
 def test_generation_leaves_the_event_loop_free(backend):
     prompt = backend.encode(backend.render(PROMPT))
 

@@ -343,9 +343,13 @@ def create_model_app(backend: GenerationBackend, *, api_key: str | None = None, 
         from proofgym.serve._model_backend import BackendBusy
 
         try:
-            generations = await backend.generate(prompt_ids, params)
+            generations = await _unless_client_leaves(backend.generate(prompt_ids, params), request)
         except BackendBusy as exc:
             raise APIError(503, f"the server is busy: {exc}; retry later", type="server_error") from None
+        if generations is None:  # nobody is there to read a reply; its rows were dropped from the batch
+            logger.info("serve-model: cid=%s: the client left before its reply; stopped decoding it", cid)
+            return SafeJSONResponse({"error": {"message": "the client closed the request", "type": "client_closed",
+                                               "param": None, "code": None}}, status_code=499)
         completion_id = f"chatcmpl-{secrets.token_hex(12)}"
         choices = [_choice(index, generation, prompt_ids, plan, backend) for index, generation in
                    enumerate(generations)]
@@ -376,6 +380,33 @@ class _Plan:
                  schema: dict[str, Any] | None, top_logprobs: int | None) -> None:
         self.render_tools, self.tool_names, self.accepts_text = render_tools, tool_names, accepts_text
         self.json_output, self.schema, self.top_logprobs = json_output, schema, top_logprobs
+
+
+async def _unless_client_leaves(work: Any, request: Request) -> Any:
+    """``work``'s result, or None once the client has disconnected (``work`` is then cancelled, so the backend drops
+    its rows at the next decoding step). A client that times out and retries would otherwise queue its retry behind
+    the abandoned decode, time out again, and so on."""
+    task = asyncio.ensure_future(work)
+    watcher = asyncio.ensure_future(_disconnect(request))
+    try:
+        try:
+            await asyncio.wait({task, watcher}, return_when=asyncio.FIRST_COMPLETED)
+        except asyncio.CancelledError:  # the server is shutting down
+            task.cancel()
+            raise
+        if task.done():
+            return task.result()
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+        return None
+    finally:
+        watcher.cancel()
+
+
+async def _disconnect(request: Request) -> None:
+    """Returns when the client disconnects (the body has been read, so the next ASGI message says so)."""
+    while (await request.receive())["type"] != "http.disconnect":
+        pass
 
 
 def _plan(body: ChatCompletionRequest, backend: GenerationBackend, max_tokens_limit: int) -> _Plan:
