@@ -23,6 +23,7 @@ Imported by :func:`~proofgym.integrations.build_grpo_trainer` only (it imports t
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import random
 from collections.abc import Iterator, Mapping, Sequence
@@ -193,27 +194,22 @@ class ProofgymGRPOTrainer(GRPOTrainer):
         self._last_correct = [c for _, _, correct in parts for c in correct]
         return [row for chosen, _, _ in parts for row in chosen], self._merge(parts, len(groups), spread_only=False)
 
-    def _sampling_temperature(self, temperature: float) -> Any:
+    @contextlib.contextmanager
+    def _sampling_temperature(self, temperature: float) -> Iterator[None]:
         """A context in which TRL's generation samples at ``temperature`` (its loss keeps its own)."""
-        import contextlib
-
-        @contextlib.contextmanager
-        def scope() -> Iterator[None]:
-            config, kwargs = getattr(self, "generation_config", None), getattr(self, "generation_kwargs", None)
-            before = (getattr(config, "temperature", None), (kwargs or {}).get("temperature"))
-            try:
-                if config is not None:
-                    config.temperature = temperature
-                if kwargs is not None:
-                    kwargs["temperature"] = temperature
-                yield
-            finally:
-                if config is not None:
-                    config.temperature = before[0]
-                if kwargs is not None:
-                    kwargs["temperature"] = before[1]
-
-        return scope()
+        config, kwargs = getattr(self, "generation_config", None), getattr(self, "generation_kwargs", None)
+        before = (getattr(config, "temperature", None), (kwargs or {}).get("temperature"))
+        try:
+            if config is not None:
+                config.temperature = temperature
+            if kwargs is not None:
+                kwargs["temperature"] = temperature
+            yield
+        finally:
+            if config is not None:
+                config.temperature = before[0]
+            if kwargs is not None:
+                kwargs["temperature"] = before[1]
 
     def _generate_round(self, inputs: list[dict[str, Any]]) -> dict[str, Any]:
         """One generation, scored. With several updates per generation TRL runs one more forward pass for the
