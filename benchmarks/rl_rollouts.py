@@ -33,6 +33,7 @@ def main() -> None:
     config.training.warmup_steps = 0
     with tempfile.TemporaryDirectory() as folder:
         trainer = RLTrainer(config, output_dir=Path(folder) / "run")
+        trainer._runner = asyncio.Runner()  # what RLTrainer.run sets up: one event loop for every batch
         trainer._start()
         try:
             figures = {}
@@ -42,7 +43,7 @@ def main() -> None:
                 for _ in range(args.runs):
                     seeds = trainer._train_seeds(args.rollouts)
                     started = time.perf_counter()
-                    rollouts = asyncio.run(trainer._collect(seeds))
+                    rollouts = trainer._runner.run(trainer._collect(seeds))
                     rates.append(sum(r.valid for r in rollouts) / (time.perf_counter() - started))
                 figures[concurrency] = statistics.median(rates)
                 print(f"{concurrency:3d} in flight: {figures[concurrency]:6.2f} valid rollouts/s "
@@ -59,6 +60,7 @@ def main() -> None:
                       f"{key[:-2]} {value:.3f} s ({value / total:.0%})" for key, value in split.items()))
         finally:
             trainer._close()
+            trainer._runner.close()
 
 
 if __name__ == "__main__":

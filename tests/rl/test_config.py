@@ -58,6 +58,7 @@ def test_unknown_key_is_named(section, key):
 @pytest.mark.parametrize("sections,where", [
     ({"training": {"group_size": 1}}, "training.group_size"),
     ({"training": {"learning_rate": -1}}, "training.learning_rate"),
+    ({"training": {"updates_per_batch": 0}}, "training.updates_per_batch"),
     ({"algorithm": {"variety": "ppo"}}, "algorithm.variety"),
     ({"services": {"task_url": "ftp://x"}}, "services.task_url"),
     ({"services": {"task_url": "local:"}}, "services.task_url"),

@@ -115,3 +115,24 @@ def test_an_answer_that_is_no_decision_scores_zero_not_an_abstention():
     trace = _trace([("answer", {"error": "unknown decision"})], False)
     score = RubricScorer(FACT_FINDING_RUBRICS).score_sync([trace])[0]
     assert score.outcome.total == 0.0 and not score.reward.abstained
+
+
+@pytest.mark.parametrize("sequence_ratio", [False, True])
+def test_length_bucketed_microbatches_give_the_whole_batch_gradient(sequence_ratio):
+    from proofgym.rl._trainer import microbatches
+
+    torch.manual_seed(0)
+    turns = [Turn(0, tuple(range(1, 1 + n % 5 + 1)), (2, 3, 4)[:1 + n % 3], None, advantage=float(n % 3 - 1))
+             for n in range(11)]
+    whole = _Linear()
+    policy_loss(whole, turns, 0, clip_eps=0.2, sequence_ratio=sequence_ratio).backward()
+    split = _Linear()
+    split.load_state_dict(whole.state_dict())
+    total = float(len(turns)) if sequence_ratio else float(sum(len(t.completion_ids) for t in turns))
+    chunks = microbatches(turns, parts=2, tokens=12)
+    assert len(chunks) > 2 and sorted(map(id, sum(chunks, []))) == sorted(map(id, turns))
+    for chunk in chunks:  # each chunk holds turns of similar length, within the padded-token budget
+        width = max(len(t.prompt_ids) + len(t.completion_ids) for t in chunk)
+        assert len(chunk) * width <= 12 or len(chunk) == 1
+        policy_loss(split, chunk, 0, clip_eps=0.2, sequence_ratio=sequence_ratio, total=total).backward()
+    assert torch.allclose(whole.table.weight.grad, split.table.weight.grad, atol=1e-6)

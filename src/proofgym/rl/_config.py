@@ -171,11 +171,13 @@ class TrainingSection(_Strict):
     """The reference's ``[training]`` keys, and ours: ``seed``, ``train_seeds`` (the seeds rollouts draw from,
     never an evaluation seed; default: 10000 onwards), ``clip_eps``, ``max_error_share`` (the error budget),
     ``warmup_steps`` / ``warmup_lr`` (the format
-    warm-up of ``proofgym:tiny``), ``checkpoint_every``, ``output_dir``, ``max_grad_norm``, ``request_timeout_s``."""
+    warm-up of ``proofgym:tiny``), ``updates_per_batch`` (optimiser steps per batch of rollouts, each clipped
+    against the sampling log-probabilities), ``checkpoint_every``, ``output_dir``, ``max_grad_norm``, ``request_timeout_s``."""
 
     num_epochs: int = Field(1, ge=1)
     iterations_per_epoch: int = Field(10, ge=1)
     gradient_accumulation_steps: int = Field(1, ge=1)
+    updates_per_batch: int = Field(1, ge=1, le=64)
     max_accumulated_minibatch: int = Field(1, ge=1)
     max_turns: int | None = Field(None, ge=1, le=1000)
     batch_size: int = Field(4, ge=1)

@@ -403,8 +403,9 @@ class RLTrainer:
             if len(members) < 2:
                 skipped += 1
                 continue
-            train_turns += self._credit(members, scores)
-            if all(t.advantage == 0 for _, _, turns in members for t in turns):
+            credited = self._credit(members, scores)
+            train_turns += credited
+            if all(t.advantage == 0 for t in credited):
                 flat += 1
         updated = time.perf_counter()
         loss = self._update(train_turns) if train_turns else None
@@ -444,22 +445,27 @@ class RLTrainer:
         return out
 
     def _update(self, turns: list[Turn]) -> float:
+        """``training.updates_per_batch`` optimiser steps on ``turns`` (each clipped against the sampling
+        log-probabilities); each step's gradient is summed over length-bucketed microbatches (padding costs
+        compute: a batch's turns range from one short prompt to a whole episode) and equals the full batch's."""
         model, config = self.models.trainer, self.config
         model.train()
-        steps = config.training.gradient_accumulation_steps
-        chunks = [turns[i::steps] for i in range(steps)]
-        self.optimizer.zero_grad()
-        total = 0.0
-        for chunk in chunks:
-            if not chunk:
-                continue
-            loss = policy_loss(model, chunk, self._pad_id(), clip_eps=config.training.clip_eps,
-                               sequence_ratio=config.algorithm.variety == "gspo") / steps
-            loss.backward()
-            total += float(loss.detach())
-        torch.nn.utils.clip_grad_norm_(model.parameters(), config.training.max_grad_norm)
-        self.optimizer.step()
-        return total
+        sequence = config.algorithm.variety == "gspo"
+        # GRPO's loss is a mean over every completion token of the batch, GSPO's a mean over its turns.
+        total = float(len(turns)) if sequence else float(sum(len(t.completion_ids) for t in turns))
+        chunks = microbatches(turns, parts=config.training.gradient_accumulation_steps)
+        loss_value = 0.0
+        for _ in range(config.training.updates_per_batch):
+            self.optimizer.zero_grad()
+            loss_value = 0.0
+            for chunk in chunks:
+                loss = policy_loss(model, chunk, self._pad_id(), clip_eps=config.training.clip_eps,
+                                   sequence_ratio=sequence, total=total)
+                loss.backward()
+                loss_value += float(loss.detach())
+            torch.nn.utils.clip_grad_norm_(model.parameters(), config.training.max_grad_norm)
+            self.optimizer.step()
+        return loss_value
 
     def _evaluate(self, when: str) -> float:
         seeds = self.config.evaluation.seeds[:self.config.evaluation.instances]
@@ -567,9 +573,30 @@ def trained_ids(turns: list[Turn], pad_id: int) -> list[list[int]]:
     return [targets[row][mask[row]].tolist() for row in range(len(turns))]
 
 
-def policy_loss(model: Any, turns: list[Turn], pad_id: int, *, clip_eps: float, sequence_ratio: bool) -> torch.Tensor:
+#: Padded tokens (rows x width) per microbatch of the update.
+MICROBATCH_TOKENS = 8192
+
+
+def microbatches(turns: list[Turn], *, parts: int = 1, tokens: int = MICROBATCH_TOKENS) -> list[list[Turn]]:
+    """``turns`` split into at least ``parts`` microbatches of similar lengths (sorted, then cut where a chunk's
+    padded size ``rows x longest`` would pass ``tokens``), so padding costs little."""
+    ordered = sorted(turns, key=lambda t: len(t.prompt_ids) + len(t.completion_ids))
+    share = -(-len(ordered) // max(parts, 1)) if ordered else 1
+    chunks: list[list[Turn]] = []
+    for turn in ordered:
+        width = len(turn.prompt_ids) + len(turn.completion_ids)
+        if not chunks or len(chunks[-1]) >= share or (len(chunks[-1]) + 1) * width > tokens:
+            chunks.append([])
+        chunks[-1].append(turn)
+    return chunks
+
+
+def policy_loss(model: Any, turns: list[Turn], pad_id: int, *, clip_eps: float, sequence_ratio: bool,
+                total: float | None = None) -> torch.Tensor:
     """The clipped policy-gradient loss over the completion tokens of ``turns``: token ratios averaged over all
-    tokens (GRPO, DAPO's token mean), or one ratio per turn, the exp of its mean log-ratio (GSPO)."""
+    tokens (GRPO, DAPO's token mean), or one ratio per turn, the exp of its mean log-ratio (GSPO). With ``total``
+    the sum is divided by it instead (the batch's token or turn count: microbatches then add up to the batch's
+    mean)."""
     logprobs, _, mask = token_logprobs(model, turns, pad_id)
     old = torch.zeros_like(logprobs)
     for row, turn in enumerate(turns):
@@ -584,11 +611,12 @@ def policy_loss(model: Any, turns: list[Turn], pad_id: int, *, clip_eps: float, 
     if sequence_ratio:
         ratio = torch.exp(delta.sum(-1, keepdim=True) / maskf.sum(-1, keepdim=True).clamp(min=1))
         clipped = torch.clamp(ratio, 1 - clip_eps, 1 + clip_eps)
-        return -torch.min(ratio * advantages, clipped * advantages).mean()
+        per_turn = -torch.min(ratio * advantages, clipped * advantages)
+        return per_turn.sum() / total if total else per_turn.mean()
     ratio = torch.exp(delta)
     clipped = torch.clamp(ratio, 1 - clip_eps, 1 + clip_eps)
     per_token = -torch.min(ratio * advantages, clipped * advantages) * maskf
-    return per_token.sum() / maskf.sum().clamp(min=1)
+    return per_token.sum() / (total if total else maskf.sum().clamp(min=1))
 
 
 def _nll(model: Any, turns: list[Turn], pad_id: int) -> torch.Tensor:
