@@ -1,10 +1,11 @@
 """Rollouts per second from the RL trainer against a local task app, and the step-time split.
 
 The trainer of ``configs/rl_fact_finding_tiny.toml`` (``proofgym:tiny`` served in-process, ``proofgym serve
-fact_finding`` started locally, no warm-up) collects ``--rollouts`` rollouts by cid over HTTP with one in flight
+fact_finding`` started locally, after its format warm-up) collects ``--rollouts`` rollouts by cid over HTTP with one in flight
 (the baseline, measured in the same run) and with ``max_concurrent_rollouts`` in flight; each figure is the median of
 ``--runs`` runs, printed with the ratio. Then ``--iterations`` training iterations run and the medians of their
-split are printed: waiting for rollouts, judging, updating, syncing the weights.
+split are printed: waiting for rollouts, judging, updating, syncing the weights. Last, one batch's update is timed
+with the length-bucketed microbatches against one padded batch (the earlier update, same gradient), ``--runs`` each.
 
     python benchmarks/rl_rollouts.py [--rollouts 32] [--runs 3] [--iterations 3]
 """
@@ -13,12 +14,15 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
+import dataclasses
 import statistics
 import tempfile
 import time
 from pathlib import Path
 
-from proofgym.rl import RLTrainer, load_rl_config
+import proofgym.rl._trainer as trainer_module
+from proofgym.rl import RLTrainer, load_rl_config, sampled_turns
 
 CONFIG = Path(__file__).parents[1] / "configs" / "rl_fact_finding_tiny.toml"
 
@@ -30,11 +34,11 @@ def main() -> None:
     parser.add_argument("--iterations", type=int, default=3)
     args = parser.parse_args()
     config = load_rl_config(CONFIG)
-    config.training.warmup_steps = 0
     with tempfile.TemporaryDirectory() as folder:
         trainer = RLTrainer(config, output_dir=Path(folder) / "run")
         trainer._runner = asyncio.Runner()  # what RLTrainer.run sets up: one event loop for every batch
         trainer._start()
+        trainer._warmup()
         try:
             figures = {}
             for concurrency in (1, config.concurrency):
@@ -58,9 +62,35 @@ def main() -> None:
             print(f"step {total:.2f} s (median of {len(rows)}, {config.training.batch_size} seeds x "
                   f"{config.training.group_size}): " + ", ".join(
                       f"{key[:-2]} {value:.3f} s ({value / total:.0%})" for key, value in split.items()))
+            rollouts = trainer._runner.run(trainer._collect(trainer._train_seeds(config.training.batch_size
+                                                                                 * config.training.group_size)))
+            turns = [dataclasses.replace(turn, advantage=1.0) for rollout in rollouts if rollout.valid
+                     for turn in sampled_turns(rollout.trace)]  # type: ignore[arg-type, union-attr]
+            times = {}
+            for name, budget in (("one padded batch", 10**9), ("bucketed", trainer_module.MICROBATCH_TOKENS)):
+                runs = []
+                for _ in range(args.runs):
+                    started = time.perf_counter()
+                    with _budget(budget):
+                        trainer._update(turns)
+                    runs.append(time.perf_counter() - started)
+                times[name] = statistics.median(runs)
+                print(f"update of {len(turns)} turns, {name}: {times[name]:.3f} s (median of {args.runs})")
+            print(f"one padded batch / bucketed: x{times['one padded batch'] / times['bucketed']:.2f}")
         finally:
             trainer._close()
             trainer._runner.close()
+
+
+@contextlib.contextmanager
+def _budget(tokens: int):
+    """The update's microbatch size set to ``tokens`` padded tokens (``10**9``: one padded batch)."""
+    saved = trainer_module.MICROBATCH_TOKENS
+    trainer_module.MICROBATCH_TOKENS = tokens
+    try:
+        yield
+    finally:
+        trainer_module.MICROBATCH_TOKENS = saved
 
 
 if __name__ == "__main__":

@@ -136,3 +136,29 @@ def test_length_bucketed_microbatches_give_the_whole_batch_gradient(sequence_rat
         assert len(chunk) * width <= 12 or len(chunk) == 1
         policy_loss(split, chunk, 0, clip_eps=0.2, sequence_ratio=sequence_ratio, total=total).backward()
     assert torch.allclose(whole.table.weight.grad, split.table.weight.grad, atol=1e-6)
+
+
+@pytest.mark.parametrize("sequence_ratio", [False, True])
+def test_the_kl_penalty_pulls_the_policy_back_to_the_reference(sequence_ratio):
+    from proofgym.rl._trainer import token_logprobs
+
+    torch.manual_seed(0)
+    reference, model = _Linear(), _Linear()
+    turns = [Turn(0, (1, 2), (3, 4), None, advantage=0.0), Turn(0, (5,), (6,), None, advantage=0.0)]
+    with torch.no_grad():
+        ref = token_logprobs(reference, turns, 0)[0]
+
+    def gap():
+        logp, _, mask = token_logprobs(model, turns, 0)
+        return float(((logp.detach() - ref).abs() * mask).sum())
+
+    assert policy_loss(model, turns, 0, clip_eps=0.2, sequence_ratio=sequence_ratio, reference_logprobs=ref,
+                       kl_coef=0.0).item() == 0.0  # no advantage, no penalty: no loss
+    before = gap()
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.5)
+    for _ in range(20):
+        optimizer.zero_grad()
+        policy_loss(model, turns, 0, clip_eps=0.2, sequence_ratio=sequence_ratio, reference_logprobs=ref,
+                    kl_coef=1.0).backward()
+        optimizer.step()
+    assert gap() < before / 2

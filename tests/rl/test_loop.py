@@ -93,3 +93,20 @@ def test_resume_continues_from_the_checkpoint(run, tmp_path):
     assert result.iterations == 3
     rows = list(csv.DictReader(result.metrics_csv.open()))
     assert [int(r["step"]) for r in rows] == [1, 2, 3]
+
+
+def test_the_kl_reference_is_the_starting_policy_and_survives_a_resume(tmp_path):
+    import torch
+
+    output = tmp_path / "run"
+    settings = {"kl_coef": 0.1, "updates_per_batch": 2, "iterations_per_epoch": 1}
+    first = RLTrainer(tiny_config(output, training=settings))
+    first.run()
+    saved = torch.load(output / "checkpoint" / "reference.pt", weights_only=True)
+    trained = torch.load(output / "checkpoint" / "model.pt", weights_only=True)
+    assert saved.keys() == trained.keys()
+    assert any(not torch.equal(saved[k], trained[k]) for k in saved)  # the update moved the policy, not the reference
+    again = RLTrainer(tiny_config(output, training={**settings, "iterations_per_epoch": 2}))
+    again.run()
+    reference = again.reference.state_dict()
+    assert all(torch.equal(reference[k], saved[k]) for k in saved)  # the resumed run kept the starting policy

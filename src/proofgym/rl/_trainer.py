@@ -124,6 +124,7 @@ class RLTrainer:
         self.scorer = self._scorer()
         self.optimizer = torch.optim.AdamW([p for p in self.models.trainer.parameters() if p.requires_grad],
                                            lr=config.training.learning_rate)
+        self.reference: Any = None  # the policy RL starts from, for training.kl_coef (set after the warm-up)
 
     def _max_tokens(self) -> int:
         requested = self.config.rollout.policy_config.get("max_tokens")
@@ -203,6 +204,7 @@ class RLTrainer:
             if self.config.model.name == TINY_MODEL and not dry_run:
                 self._warmup()  # an update: a dry run makes none
             resumed = self._resume()
+            self._freeze_reference()
             if dry_run:
                 result.dry_run = self._runner.run(self._dry_run())
                 (self.output_dir / "dry_run.json").write_text(json.dumps(result.dry_run, default=str, indent=1),
@@ -269,6 +271,20 @@ class RLTrainer:
         self.server.sync(0)
         self.note(f"format warm-up: {steps} supervised steps on random well-formed episodes "
                   f"({time.perf_counter() - started:.0f} s, last loss {float(loss.detach()):.3f})")
+
+    def _freeze_reference(self) -> None:
+        """A frozen copy of the weights RL starts from (after the warm-up), when ``training.kl_coef`` > 0. A
+        resumed run keeps the reference it had: the checkpoint's ``reference.pt``."""
+        if self.config.training.kl_coef == 0:
+            return
+        import copy
+
+        self.reference = copy.deepcopy(self.models.trainer).eval()
+        saved = self.output_dir / "checkpoint" / "reference.pt"
+        if saved.exists():
+            self.reference.load_state_dict(torch.load(saved, weights_only=True))
+        for parameter in self.reference.parameters():
+            parameter.requires_grad_(False)
 
     def _pad_id(self) -> int:
         return int(self.server.backend.pad_token_id)
@@ -454,13 +470,18 @@ class RLTrainer:
         # GRPO's loss is a mean over every completion token of the batch, GSPO's a mean over its turns.
         total = float(len(turns)) if sequence else float(sum(len(t.completion_ids) for t in turns))
         chunks = microbatches(turns, parts=config.training.gradient_accumulation_steps)
+        references: list[torch.Tensor | None] = [None] * len(chunks)
+        if self.reference is not None:
+            with torch.no_grad():
+                references = [token_logprobs(self.reference, chunk, self._pad_id())[0] for chunk in chunks]
         loss_value = 0.0
         for _ in range(config.training.updates_per_batch):
             self.optimizer.zero_grad()
             loss_value = 0.0
-            for chunk in chunks:
+            for chunk, reference in zip(chunks, references):
                 loss = policy_loss(model, chunk, self._pad_id(), clip_eps=config.training.clip_eps,
-                                   sequence_ratio=sequence, total=total)
+                                   sequence_ratio=sequence, total=total, reference_logprobs=reference,
+                                   kl_coef=config.training.kl_coef)
                 loss.backward()
                 loss_value += float(loss.detach())
             torch.nn.utils.clip_grad_norm_(model.parameters(), config.training.max_grad_norm)
@@ -496,6 +517,8 @@ class RLTrainer:
         folder.mkdir(parents=True, exist_ok=True)
         torch.save(self.models.trainer.state_dict(), folder / "model.pt.tmp")
         torch.save(self.optimizer.state_dict(), folder / "optimizer.pt.tmp")
+        if self.reference is not None and not (folder / "reference.pt").exists():
+            torch.save(self.reference.state_dict(), folder / "reference.pt")
         (folder / "model.pt.tmp").replace(folder / "model.pt")
         (folder / "optimizer.pt.tmp").replace(folder / "optimizer.pt")
         state = {"iteration": self.iteration, "seed_cursor": self._seed_cursor, "invalid": self.invalid,
@@ -577,9 +600,11 @@ def trained_ids(turns: list[Turn], pad_id: int) -> list[list[int]]:
 MICROBATCH_TOKENS = 8192
 
 
-def microbatches(turns: list[Turn], *, parts: int = 1, tokens: int = MICROBATCH_TOKENS) -> list[list[Turn]]:
+def microbatches(turns: list[Turn], *, parts: int = 1, tokens: int | None = None) -> list[list[Turn]]:
     """``turns`` split into at least ``parts`` microbatches of similar lengths (sorted, then cut where a chunk's
-    padded size ``rows x longest`` would pass ``tokens``), so padding costs little."""
+    padded size ``rows x longest`` would pass ``tokens``, default :data:`MICROBATCH_TOKENS`), so padding costs
+    little."""
+    tokens = tokens or MICROBATCH_TOKENS
     ordered = sorted(turns, key=lambda t: len(t.prompt_ids) + len(t.completion_ids))
     share = -(-len(ordered) // max(parts, 1)) if ordered else 1
     chunks: list[list[Turn]] = []
@@ -592,11 +617,13 @@ def microbatches(turns: list[Turn], *, parts: int = 1, tokens: int = MICROBATCH_
 
 
 def policy_loss(model: Any, turns: list[Turn], pad_id: int, *, clip_eps: float, sequence_ratio: bool,
-                total: float | None = None) -> torch.Tensor:
+                total: float | None = None, reference_logprobs: torch.Tensor | None = None,
+                kl_coef: float = 0.0) -> torch.Tensor:
     """The clipped policy-gradient loss over the completion tokens of ``turns``: token ratios averaged over all
     tokens (GRPO, DAPO's token mean), or one ratio per turn, the exp of its mean log-ratio (GSPO). With ``total``
     the sum is divided by it instead (the batch's token or turn count: microbatches then add up to the batch's
-    mean)."""
+    mean). With ``reference_logprobs`` (:func:`token_logprobs` of the reference on the same turns) each
+    completion token adds ``kl_coef`` times the k3 estimate of KL(policy || reference), as GRPO does."""
     logprobs, _, mask = token_logprobs(model, turns, pad_id)
     old = torch.zeros_like(logprobs)
     for row, turn in enumerate(turns):
@@ -607,15 +634,20 @@ def policy_loss(model: Any, turns: list[Turn], pad_id: int, *, clip_eps: float, 
     advantages = torch.tensor([t.advantage for t in turns], dtype=logprobs.dtype,
                               device=logprobs.device).unsqueeze(-1)
     maskf = mask.float()
+    kl = torch.zeros_like(logprobs)
+    if reference_logprobs is not None and kl_coef > 0:
+        gap = (reference_logprobs - logprobs) * maskf
+        kl = kl_coef * (torch.exp(gap) - gap - 1) * maskf
     delta = (logprobs - old) * maskf
     if sequence_ratio:
         ratio = torch.exp(delta.sum(-1, keepdim=True) / maskf.sum(-1, keepdim=True).clamp(min=1))
         clipped = torch.clamp(ratio, 1 - clip_eps, 1 + clip_eps)
-        per_turn = -torch.min(ratio * advantages, clipped * advantages)
+        per_turn = -torch.min(ratio * advantages, clipped * advantages).squeeze(-1) + \
+            kl.sum(-1) / maskf.sum(-1).clamp(min=1)
         return per_turn.sum() / total if total else per_turn.mean()
     ratio = torch.exp(delta)
     clipped = torch.clamp(ratio, 1 - clip_eps, 1 + clip_eps)
-    per_token = -torch.min(ratio * advantages, clipped * advantages) * maskf
+    per_token = -torch.min(ratio * advantages, clipped * advantages) * maskf + kl
     return per_token.sum() / (total if total else maskf.sum().clamp(min=1))
 
 

@@ -98,12 +98,13 @@ class FactFindingEnv(ToolEnv):
                 {"tool": "answer", "args": {"decision": gold_decision(self.domain, facts)}}]
 
     def warmup_actions(self, seed: int, rng: Any) -> list[Any]:
-        """A random well-formed episode for a format warm-up: some facts in a random order, then a random
-        decision (right half of the time at best: it teaches the call format, not the rules). Resets the episode."""
+        """A random well-formed episode for a format warm-up: a random subset of the facts, asked in the order the
+        domain lists them (a fixed place for each fact: the tiny model's attention learns the rules from far fewer
+        episodes than with any order), then a random decision (right half of the time at best: it teaches the call
+        format, not the rules). Resets the episode."""
         self.reset(seed)
         names = list(self._names)
-        rng.shuffle(names)
-        chosen = names[:rng.randint(0, len(names))]
+        chosen = sorted(rng.sample(names, rng.randint(0, len(names))), key=names.index)
         return [*({"tool": "get_fact", "args": {"name": name}} for name in chosen),
                 {"tool": "answer", "args": {"decision": rng.choice(list(self.domain.spec.decisions))}}]
 
