@@ -81,6 +81,9 @@ def test_image_only_mode_sends_the_frame_and_no_text_view(model, tmp_path):
         assert last["content"][0] == {"type": "text", "text": FRAME_INSTRUCTION} and len(last["content"]) == 2
         shown_frame(last)
         assert "Map (5x5" not in str(body["messages"]) and "Inventory:" not in str(body["messages"])
+        # The rules and the actions still reach the model: they are the system message, not a view.
+        first = body["messages"][0]
+        assert first["role"] == "system" and "interact_many" in first["content"] and "Map legend" in first["content"]
 
 
 def test_a_text_only_policy_asked_for_frames_is_refused_naming_the_key(model, task_app, tmp_path):

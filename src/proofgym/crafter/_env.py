@@ -186,9 +186,11 @@ class CrafterEnv(ToolEnv):
         self._history = []
         self._frames_kept = 0
         self._started_at = time.monotonic()
-        view = self._view(first=True)
+        view = self._view()
+        # The rules go in the system message (the rollout loop sends data["system"] first): a model shown frames
+        # alone (image_only_mode replaces every observation's text) still reads them.
         data = {**view.data, "task_id": f"crafter-{world_seed}", "world_seed": world_seed,
-                "difficulty": config.difficulty, "instructions": _instructions(config)}
+                "difficulty": config.difficulty, "system": _instructions(config)}
         return Observation(view.text, data)
 
     def step(self, action: Any) -> StepResult:
@@ -235,7 +237,7 @@ class CrafterEnv(ToolEnv):
         if skipped:
             note += f" (skipped unknown actions: {', '.join(skipped)})"
         self._history = (self._history + [note])[-_HISTORY:]
-        view = self._view(first=False, skipped=skipped, unlocked=new, end_reason=end_reason)
+        view = self._view(skipped=skipped, unlocked=new, end_reason=end_reason)
         info: dict[str, Any] = {"tool": call.name, "actions_run": ran, "skipped": skipped, "unlocked": new,
                                 "achievements": after, "inventory": world.inventory(),
                                 "position": list(world.position), "world_step": world.steps}
@@ -249,11 +251,11 @@ class CrafterEnv(ToolEnv):
                                 "achievements": self._world.achievements(), "inventory": self._world.inventory(),
                                 "position": list(self._world.position), "world_step": self._world.steps,
                                 "error": error}
-        view = self._view(first=False)
+        view = self._view()
         return ToolResult(Observation(f"Error: {error}\n\n{view.text}", {**view.data, "error": error}),
                           {"achievements": 0.0}, info=info)
 
-    def _view(self, *, first: bool, skipped: list[str] = (), unlocked: list[str] = (),  # type: ignore[assignment]
+    def _view(self, *, skipped: list[str] = (), unlocked: list[str] = (),  # type: ignore[assignment]
               end_reason: str | None = None) -> Observation:
         world, config = self._world, self.config
         vitals = world.vitals()
@@ -261,8 +263,7 @@ class CrafterEnv(ToolEnv):
         unique = sorted(self._rewards.unlocked) if self._rewards is not None else []
         fx, fy, faced = world.facing()
         sightings = world.sightings()
-        lines = [_instructions(config), ""] if first else []
-        lines += [
+        lines = [
             f"Step {world.steps} of {config.env_params.max_steps_per_episode}; turn {self._turn} of "
             f"{config.max_turns}.",
             "Status: " + ", ".join(f"{name} {vitals[name]}/9" for name in ("health", "food", "drink", "energy"))
