@@ -13,6 +13,7 @@ and completion ids, the loss on the completion ids only.
 from __future__ import annotations
 
 import asyncio
+import copy
 import dataclasses
 import json
 import math
@@ -277,8 +278,6 @@ class RLTrainer:
         resumed run keeps the reference it had: the checkpoint's ``reference.pt``."""
         if self.config.training.kl_coef == 0:
             return
-        import copy
-
         self.reference = copy.deepcopy(self.models.trainer).eval()
         saved = self.output_dir / "checkpoint" / "reference.pt"
         if saved.exists():
@@ -518,7 +517,8 @@ class RLTrainer:
         torch.save(self.models.trainer.state_dict(), folder / "model.pt.tmp")
         torch.save(self.optimizer.state_dict(), folder / "optimizer.pt.tmp")
         if self.reference is not None and not (folder / "reference.pt").exists():
-            torch.save(self.reference.state_dict(), folder / "reference.pt")
+            torch.save(self.reference.state_dict(), folder / "reference.pt.tmp")
+            (folder / "reference.pt.tmp").replace(folder / "reference.pt")
         (folder / "model.pt.tmp").replace(folder / "model.pt")
         (folder / "optimizer.pt.tmp").replace(folder / "optimizer.pt")
         state = {"iteration": self.iteration, "seed_cursor": self._seed_cursor, "invalid": self.invalid,
