@@ -99,9 +99,8 @@ class FactFindingEnv(ToolEnv):
 
     def warmup_actions(self, seed: int, rng: Any) -> list[Any]:
         """A random well-formed episode for a format warm-up: a random subset of the facts, asked in the order the
-        domain lists them (a fixed place for each fact: the tiny model's attention learns the rules from far fewer
-        episodes than with any order), then a random decision (right half of the time at best: it teaches the call
-        format, not the rules). Resets the episode."""
+        domain lists them (a fixed place for each fact), then a random decision (right half of the time at best: it
+        teaches the call format, not the rules). Resets the episode."""
         self.reset(seed)
         names = list(self._names)
         chosen = sorted(rng.sample(names, rng.randint(0, len(names))), key=names.index)
