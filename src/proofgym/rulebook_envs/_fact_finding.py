@@ -2,7 +2,10 @@
 one per turn and ``answer(decision)`` decides. Registered as ``fact_finding`` (the grant domain by default).
 
 Rewards: the answer step pays ``correct`` (1.0) when the decision is the one the domain's rule kernel certifies for
-the record's facts; nothing else pays, so the environment's return is the outcome. The rubrics
+the record's facts *and* the facts revealed before it prove it whatever the hidden ones are (a denial needs one
+failing fact known, a permit all of them: :func:`shown_by`); nothing else pays, so the environment's return is the
+outcome. A right guess on facts that do not decide earns nothing: paying it made the reward a coin flip on half the
+episodes, and the tiny model never learned to read the facts (see the README). The rubrics
 (:data:`FACT_FINDING_RUBRICS`) add what the trace shows per decision: credit for revealing a fact the deciding
 rules read, none for a repeated or unknown fact, and at the answer whether every deciding fact was known.
 """
@@ -47,6 +50,13 @@ def deciding_facts(domain: Domain, facts: Mapping[str, Any]) -> frozenset[str]:
     return frozenset(failing or facts)
 
 
+def shown_by(decision: str, deciding: frozenset[str] | set[str], known: Any) -> bool:
+    """Whether the facts ``known`` prove ``decision`` whatever the hidden ones are: a denial needs one of the
+    failing facts (``deciding``), a permit every one of them."""
+    known = set(known)
+    return bool(deciding & known) if decision == "deny" else set(deciding) <= known
+
+
 @functools.lru_cache(maxsize=256)
 def _block(domain: str, block: int) -> tuple[Record, ...]:
     return tuple(get_domain(domain).generate(block, _BLOCK))
@@ -56,7 +66,8 @@ class FactFindingEnv(ToolEnv):
     """Decide one hidden record, revealing its facts one turn at a time (see the module docstring).
 
     Every ``get_fact`` step's ``info`` has ``fact``, ``relevant`` (a deciding fact) and ``repeated``; the answer's
-    has ``decision``, ``gold``, ``correct``, ``known`` (facts revealed before it) and ``deciding``.
+    has ``decision``, ``gold``, ``correct``, ``certified`` (correct and shown by the facts revealed), ``known``
+    (facts revealed before it) and ``deciding``.
     """
 
     def __init__(self, config: FactFindingConfig | None = None) -> None:
@@ -140,10 +151,13 @@ class FactFindingEnv(ToolEnv):
             return ToolResult(Observation("The answer could not be checked."), done=True,
                               info={"tool": "answer", "decision": decision, "invalid_reason": str(exc)})
         correct = decision == gold
-        return ToolResult(Observation("correct" if correct else "wrong", {"correct": correct}),
-                          {"correct": 1.0} if correct else {}, done=True,
+        certified = correct and shown_by(decision, deciding, self._known)
+        text = "correct" if certified else "correct, but not shown by the facts revealed" if correct else "wrong"
+        return ToolResult(Observation(text, {"correct": correct, "certified": certified}),
+                          {"correct": 1.0} if certified else {}, done=True,
                           info={"tool": "answer", "decision": decision, "gold": gold, "correct": correct,
-                                "known": sorted(set(self._known)), "deciding": sorted(deciding)})
+                                "certified": certified, "known": sorted(set(self._known)),
+                                "deciding": sorted(deciding)})
 
 
 def make_fact_finding_env(**config: Any) -> FactFindingEnv:
@@ -170,9 +184,9 @@ def relevant_reveal(ctx: CriterionContext) -> tuple[float, str] | None:
     deciding, known = set(step.info.get("deciding") or ()), set(step.info.get("known") or ())
     if not deciding:
         return None
-    if step.info.get("gold") == "deny":
-        return (1.0, "a deciding fact was known") if deciding & known else (0.0, "no deciding fact was known")
-    return (1.0, "every deciding fact was known") if deciding <= known else (0.0, "answered without every fact")
+    if shown_by(str(step.info.get("gold")), deciding, known):
+        return 1.0, "the facts revealed decide the record"
+    return 0.0, "no deciding fact was known" if step.info.get("gold") == "deny" else "answered without every fact"
 
 
 def no_redundancy(ctx: CriterionContext) -> tuple[float, str] | None:
@@ -186,15 +200,19 @@ def no_redundancy(ctx: CriterionContext) -> tuple[float, str] | None:
 
 
 def correct_decision(ctx: CriterionContext) -> tuple[float, str] | None:
-    """1 when the episode's answer is the certified decision, 0 when wrong or never given; abstains when the
-    answer could not be checked."""
+    """1 when the episode's answer is the certified decision and the facts revealed prove it, 0 when wrong, right
+    by luck on facts that do not decide, or never given; abstains when the answer could not be checked."""
     answers = [s for s in ctx.trace.steps if _tool(s) == "answer" and not s.info.get("error")]
     if not answers:
         return 0.0, "no valid answer"  # the model's failure (no answer, or not a decision): a 0, not an abstention
     info = answers[-1].info
     if "correct" not in info:
         return None  # the kernel certified no decision for the record: no signal
-    return (1.0, "certified and correct") if info["correct"] else (0.0, f"wrong (gold {info.get('gold')})")
+    if info.get("certified"):
+        return 1.0, "certified and correct"
+    if info["correct"]:
+        return 0.0, "right by luck: the facts revealed do not decide the record"
+    return 0.0, f"wrong (gold {info.get('gold')})"
 
 
 FACT_FINDING_RUBRICS: RubricSet = rubric_set_from_data({
@@ -214,7 +232,7 @@ FACT_FINDING_RUBRICS: RubricSet = rubric_set_from_data({
         "goal_text": "The certified decision for the hidden record.",
         "criteria": [
             {"id": "correct", "weight": 1.0, "scale": "binary", "function": "fact_finding.correct",
-             "description": "1 when the answer is the decision the rule kernel certifies."},
+             "description": "1 when the answer is the certified decision and the revealed facts prove it."},
         ],
     },
 }, source="proofgym.rulebook_envs._fact_finding")
