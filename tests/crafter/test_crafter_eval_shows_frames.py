@@ -98,10 +98,27 @@ def test_a_text_only_policy_asked_for_frames_is_refused_naming_the_key(model, ta
         assert "this policy shows its model the observation's text only" in result.error
 
 
-def test_without_use_vision_in_the_env_config_the_eval_says_frames_are_not_rendered(model, tmp_path):
+def test_without_use_vision_in_the_env_config_the_eval_turns_the_frames_on(model, tmp_path):
     config = parse_eval_config({"eval": {"env_name": "crafter", "policy_name": "openai", "seeds": [0],
+                                         "traces": str(tmp_path / "t.db"),
+                                         "env_config": {"max_turns": 1, "env_params": {"max_steps_per_episode": 20}},
                                          "policy_config": {"model": "m", "inference_url": model.url,
                                                            "use_vision": True}}}).eval
+    assert config.env_config["use_vision"] is True
+    assert config.warnings() == ["eval.env_config: use_vision = true (set for policy_config.use_vision: the "
+                                 "environment renders the frame the model is shown)"]
+    report = run_eval(config)
+    assert [r.status for r in report.results] == ["ok"]
+    [body] = model.bodies
+    shown_frame(body["messages"][-1])
+
+
+def test_an_explicit_use_vision_false_in_the_env_config_is_kept_and_warned_about(model, tmp_path):
+    config = parse_eval_config({"eval": {"env_name": "crafter", "policy_name": "openai", "seeds": [0],
+                                         "env_config": {"use_vision": False},
+                                         "policy_config": {"model": "m", "inference_url": model.url,
+                                                           "use_vision": True}}}).eval
+    assert config.env_config == {"use_vision": False}
     [line] = config.warnings()
     assert line.startswith("eval.policy_config: use_vision shows the model the observation's frame")
     assert "use_vision = true in [eval.env_config]" in line

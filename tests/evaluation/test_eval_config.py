@@ -84,6 +84,23 @@ def test_the_vision_keys_go_to_the_policy_and_unrendered_frames_are_a_warning():
                     "[eval.env_config])")
 
 
+def test_frames_asked_for_turn_on_the_rendering_of_an_environment_that_takes_the_key():
+    pytest.importorskip("crafter", reason="the crafter environment needs the crafter package (pip install crafter)")
+    for asked in ({"use_vision": True}, {"image_only_mode": True}):
+        keys = {"policy_name": "openai", "policy_config": {"model": "m", "inference_url": "http://h:1/v1", **asked}}
+        framed = section(env_name="crafter", env_config={"max_turns": 50}, **keys)
+        assert framed.env_config == {"max_turns": 50, "use_vision": True}
+        [key] = asked
+        assert framed.warnings() == [f"eval.env_config: use_vision = true (set for policy_config.{key}: the "
+                                     "environment renders the frame the model is shown)"]
+        kept = section(env_name="crafter", env_config={"use_vision": False}, **keys)
+        assert kept.env_config == {"use_vision": False}
+        [line] = kept.warnings()
+        assert line.startswith("eval.policy_config: ") and "use_vision = true in [eval.env_config]" in line
+    text_only = section(env_name="crafter", policy_name="openai", policy_config={"model": "m"})
+    assert text_only.env_config == {} and text_only.warnings() == []
+
+
 def test_secrets_in_an_eval_file_are_refused(tmp_path):
     path = write_eval_toml(tmp_path / "e.toml", {"env_name": "loan", "policy_name": "openai", "seeds": [0]},
                            policy_config={"api_key": "sk-123"})

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator, model_validator
 
 from proofgym.config import ConfigError, config_problems, problem_line, read_config_file
 from proofgym.evaluation._judges import EvalJudgeConfig, check_judges, expected_judge_keys, judge_entries
@@ -30,7 +30,8 @@ class EvalPolicyConfig(BaseModel):
     ``image_only_mode`` (the reference's Crafter files) show the model the observation's frame, beside its text or
     instead of it: the ``openai`` policy takes them; any other refuses them when true (it shows its model text
     only). The observations carry a frame only when the environment renders one (crafter: ``use_vision = true``
-    in ``[eval.env_config]``); ``warnings`` says so when that key is not set there.
+    in ``[eval.env_config]``): an environment that runs here and takes that key gets it set to true when
+    ``[eval.env_config]`` leaves it out; ``warnings`` says so, and warns where it is false or the task app decides.
     """
 
     model_config = ConfigDict(extra="allow")
@@ -85,6 +86,7 @@ class EvalSection(BaseModel):
     policy_config: EvalPolicyConfig = Field(default_factory=EvalPolicyConfig)
     judge: EvalJudgeConfig | None = None
     judges: list[EvalJudgeConfig] = Field(default_factory=list)
+    _frames_turned_on: bool = PrivateAttr(False)
 
     @field_validator("seeds", mode="before")
     @classmethod
@@ -108,6 +110,26 @@ class EvalSection(BaseModel):
                 self.policy_config.inference_url is None:
             raise ValueError("policy_name is required (or policy_config.provider / policy_config.inference_url "
                              "for a model server)")
+        return self
+
+    @model_validator(mode="after")
+    def _frames_rendered(self) -> EvalSection:
+        """Frames asked for by the policy (``use_vision`` / ``image_only_mode``) turn on the environment's
+        ``use_vision`` when it runs here, takes that key, and ``[eval.env_config]`` does not set it (an explicit
+        false is kept, and :meth:`warnings` says so)."""
+        asked = self.policy_config.use_vision or self.policy_config.image_only_mode
+        if not asked or self.task_app_url is not None or self.env_name is None or "use_vision" in self.env_config:
+            return self
+        from proofgym.envs import env_names, make  # the environments' own configs say whether they take the key
+
+        if self.env_name not in env_names():
+            return self
+        try:
+            make(self.env_name, **self.env_config, use_vision=True).close()
+        except Exception:  # noqa: BLE001 - it does not take the key (or its config is bad: reported at the start)
+            return self
+        self.env_config = {**self.env_config, "use_vision": True}
+        self._frames_turned_on = True
         return self
 
     @property
@@ -144,7 +166,10 @@ class EvalSection(BaseModel):
                          f"{self.resolved_policy_name!r}, the policy of policy_config."
                          f"{'provider' if self.policy_config.provider else 'inference_url'}")
         shown = [key for key in ("use_vision", "image_only_mode") if getattr(self.policy_config, key)]
-        if shown and self.env_config.get("use_vision") is not True:
+        if shown and self._frames_turned_on:
+            lines.append(f"eval.env_config: use_vision = true (set for policy_config.{shown[0]}: the environment "
+                         "renders the frame the model is shown)")
+        elif shown and self.env_config.get("use_vision") is not True:
             where = "[eval.env_config] or the task app's env config" if self.task_app_url else "[eval.env_config]"
             verb = "show" if len(shown) > 1 else "shows"
             lines.append(f"eval.policy_config: {' and '.join(shown)} {verb} the model the observation's frame, and "
