@@ -13,6 +13,7 @@ from serve._support import ScriptedModelServer, only_environment_api_key
 from proofgym.evaluation import EvalError, parse_eval_config, run_eval
 from proofgym.policies import read_frame
 from proofgym.policies._frames import FRAME_INSTRUCTION
+from proofgym.traces import TraceStore
 
 pytest.importorskip("crafter", reason="needs the crafter package: pip install 'proofgym[crafter]'")
 KEY = "crafter-vision-key"
@@ -71,6 +72,17 @@ def test_use_vision_sends_every_turns_frame_beside_its_text(model, task_app, tmp
         shown_frame(last)
         # Only the current observation carries a frame: the history is text.
         assert all(isinstance(m["content"], str) for m in body["messages"][:-1])
+    if not remote:
+        # The trace keeps the frame once: the request's copy names where the observation's is.
+        with TraceStore(tmp_path / "t.db") as store:
+            sessions = [store.get_session(r.session_id) for r in report.results]
+        for session in sessions:
+            for step in session.steps:
+                [call] = step.lm_calls
+                [url] = [part["image_url"]["url"] for m in call.request["messages"] if isinstance(m["content"], list)
+                         for part in m["content"] if part["type"] == "image_url"]
+                where = "steps[0].observation" if step.index == 0 else f"steps[{step.index - 1}].env_event.result"
+                assert url == f"proofgym-frame:{where}.data.image_png_base64"
 
 
 def test_image_only_mode_sends_the_frame_and_no_text_view(model, tmp_path):

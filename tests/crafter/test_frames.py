@@ -38,6 +38,28 @@ def test_a_rollout_stores_at_most_max_frames_and_the_cli_writes_them(tmp_path):
     assert Image.open(tmp_path / "run.png").size == (4 * 128, 128)
 
 
+def test_the_stored_trace_keeps_each_frame_once_and_the_viewer_shows_each_step_its_result(tmp_path):
+    import json
+
+    from proofgym.view._evidence import frames
+
+    session = rollout({"store": True}).session
+    with TraceStore(tmp_path / "t.db") as store:
+        store.start_run("adhoc", kind="eval")
+        store.write_session(session)
+        [stored] = [store.get_session(session.session_id)]
+    steps = stored.steps
+    assert len(steps) == 6 and len(session_frames(stored)) == 7  # the first observation's and six results'
+    text = json.dumps([[s.observation, s.env_event.result] for s in steps])
+    assert text.count("iVBORw0KGgo") == 7  # once each: a later observation is the previous step's result
+    for index, step in enumerate(steps[1:], 1):
+        assert "image_png_base64" not in step.observation["data"]
+        assert step.observation["data"]["image_png_base64_at"] == f"steps[{index - 1}].env_event.result"
+    shown = [frames(step) for step in steps]
+    assert [len(uris) for uris in shown] == [2, 1, 1, 1, 1, 1]
+    assert all(uri.startswith("data:image/png;base64,iVBORw0KGgo") for uris in shown for uri in uris)
+
+
 def test_without_frames_nothing_is_stored_and_the_cli_says_how_to_record_them(tmp_path):
     session = rollout({"store": False}).session
     assert session_frames(session) == []

@@ -192,13 +192,44 @@ async def _play(env: Environment, worker: _EnvWorker, policy: Policy, session: S
             info["frame_error"] = shown.data["frame_error"]
         if checked is not None or "error" not in info:
             frame = checked  # else the step ran nothing: the world still looks as the last frame showed it
-        session.steps.append(_step_trace(len(session.steps), observation, action, result, info, shown, lm_calls,
-                                         session.env_name))
+        session.steps.append(_frames_once(_step_trace(len(session.steps), observation, action, result, info, shown,
+                                                      lm_calls, session.env_name), request.frame))
         messages.append(_assistant_message(reply.message))
         messages.extend(_result_messages(messages[-1], shown.text))
         observation = shown
         if result.done:
             return
+
+
+def _frames_once(step: StepTrace, shown: Frame | None) -> StepTrace:
+    """``step`` with each frame stored once: a later step's observation is the previous step's result, so its
+    frame stays there (``data.image_png_base64_at`` says where), and the copy the policy's request carried becomes
+    a reference to the observation's (the first observation's and every result's frames are kept)."""
+    where = "steps[0].observation"
+    observation = step.observation
+    if step.index > 0 and isinstance(observation, dict) and isinstance(observation.get("data"), dict) and \
+            FRAME_KEY in observation["data"]:
+        where = f"steps[{step.index - 1}].env_event.result"
+        data = {key: value for key, value in observation["data"].items() if key != FRAME_KEY}
+        step.observation = {**observation, "data": {**data, f"{FRAME_KEY}_at": where}}
+    if shown is not None and step.lm_calls:
+        url = shown.data_uri
+        step.lm_calls = [_without_frame_copy(call, url, where) for call in step.lm_calls]
+    return step
+
+
+def _without_frame_copy(call: LMCallEvent, url: str, where: str) -> LMCallEvent:
+    def walk(value: Any) -> Any:
+        if isinstance(value, dict):
+            if value.get("url") == url:
+                return {**value, "url": f"proofgym-frame:{where}.data.{FRAME_KEY}"}
+            return {key: walk(item) for key, item in value.items()}
+        if isinstance(value, list):
+            return [walk(item) for item in value]
+        return value
+
+    request = walk(call.request)
+    return call if request == call.request else dataclasses.replace(call, request=request)
 
 
 def _checked_frame(observation: Observation) -> tuple[Observation, Frame | None]:

@@ -145,15 +145,29 @@ def crafter_panel(session: SessionTrace) -> Panel | None:
     return Panel("crafter", None, {"timeline": timeline}) if timeline else None
 
 
+#: Where an environment's observation data carries its rendered frame, base64 PNG without a ``data:`` prefix
+#: (:data:`proofgym.policies.FRAME_KEY`, crafter's ``use_vision`` / ``frames.store``).
+_RAW_FRAME_KEY = "image_png_base64"
+
+
 def frames(step: StepTrace) -> list[str]:
-    """``data:image/...;base64`` URIs of a step's frames (PNG, JPEG or WebP only), for ``<img src>``."""
+    """``data:image/...;base64`` URIs of a step's frames (PNG, JPEG or WebP only), for ``<img src>``: those its
+    observation or info carries, then the one its result carries (what the world looked like after the step; a
+    stored trace keeps each frame once, so a later step's observation points at the previous result)."""
     found = []
-    for holder in (_map(step.observation), _map(_map(step.observation).get("data")), _map(step.info)):
+    result = _map(_map(step.env_event.result).get("data")) if step.env_event is not None else {}
+    observation_data = _map(_map(step.observation).get("data"))
+    for holder in (_map(step.observation), observation_data, _map(step.info)):
         for key in ("frame", "image", "frames"):
             for item in _list(holder.get(key)) or [holder.get(key)]:
                 uri = _image_uri(item)
                 if uri:
                     found.append(uri)
+    for holder in (observation_data, result):
+        raw = holder.get(_RAW_FRAME_KEY)
+        uri = _image_uri(f"data:image/png;base64,{raw}") if isinstance(raw, str) else None
+        if uri:
+            found.append(uri)
     return found
 
 
