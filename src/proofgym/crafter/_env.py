@@ -262,7 +262,7 @@ class CrafterEnv(ToolEnv):
         items = world.items()
         unique = sorted(self._rewards.unlocked) if self._rewards is not None else []
         fx, fy, faced = world.facing()
-        sightings = world.sightings()
+        sightings, text_map = world.sightings(), world.text_map()
         lines = [
             f"Step {world.steps} of {config.env_params.max_steps_per_episode}; turn {self._turn} of "
             f"{config.max_turns}.",
@@ -275,7 +275,7 @@ class CrafterEnv(ToolEnv):
             "You see:" if sightings else "You see nothing but grass.",
             *(f"- {s.describe()}" for s in sightings),
             "Map (5x5, north up, @ is you):",
-            *world.text_map(),
+            *text_map,
         ]
         if self._history:
             lines.append("Last tool calls: " + " | ".join(self._history))
@@ -287,7 +287,7 @@ class CrafterEnv(ToolEnv):
                                 "position": list(world.position), "facing": faced,
                                 "achievements_unlocked": unique,
                                 "nearby": [{"name": s.name, "dx": s.dx, "dy": s.dy} for s in sightings],
-                                "map": world.text_map()}
+                                "map": text_map}
         frames = config.frames
         keep = frames.store and self._frames_kept < frames.max_frames and self._turn % frames.every == 0
         if config.use_vision or keep:

@@ -180,6 +180,7 @@ class CrafterWorld:
         self.frames = frames
         self.last_frame: Any = None
         self.seed: int | None = None
+        self._around: dict[tuple[int, int], str] | None = None  # the sight window's cells, until the world moves
 
     def reset(self, seed: int) -> None:
         env = self._env
@@ -202,11 +203,13 @@ class CrafterWorld:
             env._update_time()
             self.last_frame = env._obs()
         self.seed = seed
+        self._around = None
 
     def step(self, action: str) -> tuple[bool, dict[str, Any]]:
         """Run one action; ``(dead_or_out_of_steps, crafter's info)``."""
         frame, _, done, info = self._env.step(ACTIONS.index(action))
         self.last_frame = frame
+        self._around = None
         return bool(done), info
 
     @property
@@ -240,13 +243,32 @@ class CrafterWorld:
         fx, fy = (int(v) for v in self.player.facing)
         return fx, fy, self._cell(px + fx, py + fy)
 
+    def _sight_window(self) -> dict[tuple[int, int], str]:
+        """What is in each cell of the view, by offset from the player (cells outside the area left out), read
+        from the engine's maps in one slice and kept until the world moves: the text view reads it twice."""
+        if self._around is None:
+            world = self._env._world
+            px, py = (int(v) for v in self.player.pos)
+            x0, y0 = max(px - _SIGHT[0], 0), max(py - _SIGHT[1], 0)
+            x1, y1 = min(px + _SIGHT[0] + 1, world.area[0]), min(py + _SIGHT[1] + 1, world.area[1])
+            names, objects = world._mat_names, world._objects
+            around = {}
+            for i, (materials, indices) in enumerate(zip(world._mat_map[x0:x1, y0:y1].tolist(),
+                                                         world._obj_map[x0:x1, y0:y1].tolist())):
+                for j, (material, index) in enumerate(zip(materials, indices)):
+                    obj = objects[index]
+                    around[(x0 + i - px, y0 + j - py)] = \
+                        type(obj).__name__.lower() if obj is not None else names[material]
+            self._around = around
+        return self._around
+
     def sightings(self) -> list[Sighting]:
         """The nearest thing of each kind in view (grass and the player excluded), nearest first."""
-        px, py = (int(v) for v in self.player.pos)
+        around = self._sight_window()
         nearest: dict[str, Sighting] = {}
         for dx in range(-_SIGHT[0], _SIGHT[0] + 1):
             for dy in range(-_SIGHT[1], _SIGHT[1] + 1):
-                name = self._cell(px + dx, py + dy)
+                name = around.get((dx, dy))
                 if name in (None, "grass", "player") or (dx, dy) == (0, 0):
                     continue
                 seen = nearest.get(name)
@@ -256,10 +278,10 @@ class CrafterWorld:
 
     def text_map(self) -> list[str]:
         """The 5 x 5 cells around the player, north up, the player as ``@``."""
-        px, py = (int(v) for v in self.player.pos)
+        around = self._sight_window()  # the map's radius is inside the view's
         rows = []
         for dy in range(-_MAP_RADIUS, _MAP_RADIUS + 1):
-            row = [("@" if (dx, dy) == (0, 0) else _MAP_GLYPHS.get(self._cell(px + dx, py + dy), "?"))
+            row = [("@" if (dx, dy) == (0, 0) else _MAP_GLYPHS.get(around.get((dx, dy)), "?"))
                    for dx in range(-_MAP_RADIUS, _MAP_RADIUS + 1)]
             rows.append("".join(row))
         return rows
