@@ -86,3 +86,16 @@ def test_replay_favours_rows_whose_samples_disagree():
     assert sum(row is rows[0] for row in drawn) > 5 * sum(row is rows[1] for row in drawn) > 0
     curriculum.observe([({"prompt": "not a training row"}, 0, 8)])
     assert curriculum.replay_pool_size == 2
+
+
+def test_replay_weighted_by_error_favours_rows_every_sample_got_wrong():
+    rows = _rows()
+    curriculum = BranchCurriculum(rows, seed=0, replay=0.9, replay_weighting="error")
+    curriculum.observe([(rows[0], 4, 8), (rows[1], 0, 8), (rows[2], 7, 8)])  # split, all wrong, one wrong
+    drawn = Counter(id(row) for row in curriculum.sample(3000))
+    assert drawn[id(rows[1])] > 1.5 * drawn[id(rows[0])] > 1.5 * drawn[id(rows[2])] > 0
+
+
+def test_an_unknown_replay_weighting_is_rejected_with_the_known_ones():
+    with pytest.raises(ValueError, match=r"replay_weighting must be one of \['disagreement', 'error'\], got 'loud'"):
+        BranchCurriculum(_rows(), seed=0, replay=0.5, replay_weighting="loud")

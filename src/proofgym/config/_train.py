@@ -138,7 +138,9 @@ class CurriculumSettings(_Strict):
     keeps its share of the draws; within it a ``mix`` share is uniform over the groups and the rest
     goes to the groups the policy still gets wrong (a running accuracy, ``decay`` per step, with
     error floored at ``min_error``). A ``replay`` share of the draws repeats rows whose last samples
-    were partly wrong.
+    were partly wrong, weighted by ``replay_weighting``: ``disagreement`` favours rows whose samples split
+    (a row every sample got wrong is replayed least), ``error`` the rows answered wrong most (for use with
+    ``grpo.explore_temperature``, which samples those hotter).
     """
 
     key: str = Field("branch", min_length=1, description="the row column the rows are grouped by")
@@ -146,6 +148,7 @@ class CurriculumSettings(_Strict):
     replay: float = Field(0.0, ge=0.0, lt=1.0)
     decay: float = Field(0.9, ge=0.0, lt=1.0)
     min_error: float = Field(0.02, gt=0.0, le=1.0)
+    replay_weighting: Literal["disagreement", "error"] = "disagreement"
 
 
 class TrainConfig(_Strict):

@@ -290,7 +290,8 @@ def curriculum(train: TrainConfig, rows: list[dict[str, Any]]) -> Any:
             what = f"no {settings.key!r} column" if settings.key not in row else "no string 'gold' decision"
             raise ConfigError(f"train.curriculum: training row {i} has {what} (the columns are {sorted(row)})")
     return BranchCurriculum(rows, seed=train.seed, key=settings.key, mix=settings.mix, decay=settings.decay,
-                            min_error=settings.min_error, replay=settings.replay)
+                            min_error=settings.min_error, replay=settings.replay,
+                            replay_weighting=settings.replay_weighting)
 
 
 def warm_up(run: RunConfig, train: TrainConfig, model: Any, tokenizer: Any, rows: list[dict[str, Any]]) -> list[float]:

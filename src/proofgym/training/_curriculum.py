@@ -7,6 +7,16 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 
+# How a row waiting to be replayed is weighted by ``p``, the share of its last group's samples that were wrong.
+REPLAY_WEIGHTINGS = {
+    # rows whose samples disagree (p = 1/2) most, a row every sample got wrong barely (it gives no spread)
+    "disagreement": lambda p: 0.05 + 4 * p * (1 - p),
+    # the more wrong, the more often: with an explore temperature a row every sample got wrong is sampled
+    # hotter, where a right answer appears and carries the gradient
+    "error": lambda p: 0.05 + p,
+}
+
+
 class BranchCurriculum:
     """Draws dataset rows: a share replayed from rows recently answered wrong, the rest by branch.
 
@@ -26,13 +36,17 @@ class BranchCurriculum:
     """
 
     def __init__(self, rows: Sequence[Mapping[str, Any]], *, seed: int, key: str = "branch", mix: float = 0.5,
-                 decay: float = 0.9, min_error: float = 0.02, replay: float = 0.0) -> None:
+                 decay: float = 0.9, min_error: float = 0.02, replay: float = 0.0,
+                 replay_weighting: str = "disagreement") -> None:
         if not rows:
             raise ValueError("the curriculum needs at least one training row")
         if not 0.0 <= mix <= 1.0 or not 0.0 <= decay < 1.0 or not 0.0 < min_error <= 1.0 or not 0.0 <= replay < 1.0:
             raise ValueError(f"need 0 <= mix <= 1, 0 <= decay < 1, 0 < min_error <= 1 and 0 <= replay < 1, got "
                              f"mix={mix}, decay={decay}, min_error={min_error}, replay={replay}")
+        if replay_weighting not in REPLAY_WEIGHTINGS:
+            raise ValueError(f"replay_weighting must be one of {sorted(REPLAY_WEIGHTINGS)}, got {replay_weighting!r}")
         self.key = key
+        self._replay_weight = REPLAY_WEIGHTINGS[replay_weighting]
         self._rows: dict[str, dict[str, list[Mapping[str, Any]]]] = {}
         for row in rows:
             decision = str(row.get("gold", "")).strip().casefold()
@@ -76,7 +90,7 @@ class BranchCurriculum:
         for _ in range(k):
             if pool and self._rng.random() < self.replay:
                 drawn.append(self._rng.choices([row for row, _ in pool],
-                                               weights=[0.05 + 4 * p * (1 - p) for _, p in pool])[0])
+                                               weights=[self._replay_weight(p) for _, p in pool])[0])
             else:
                 decision, branch = self._rng.choices(keys, weights=[cells[key] for key in keys])[0]
                 drawn.append(self._rng.choice(self._rows[decision][branch]))
