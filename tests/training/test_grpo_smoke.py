@@ -243,3 +243,30 @@ def test_a_prompt_answered_wrong_by_every_sample_is_sampled_hotter_next_time(war
     assert metrics["explored_groups"] >= 1 and math.isfinite(metrics["loss"])
     with pytest.raises(ValueError, match="explore_temperature"):
         GRPOConfig(explore_temperature=0.0)
+
+
+def test_dynamic_sampling_sizes_a_generation_by_the_last_steps_share_of_flat_groups(warm_model):
+    model, tokenizer = warm_model
+    config = GRPOConfig(prompts_per_step=4, group_size=4, max_new_tokens=20, dynamic_sampling=True,
+                        max_sampling_rounds=3)
+    loop = CompactGRPO(model, tokenizer, _NoSpread(), demo_rows(0, 64), config=config, seed=0)
+    first = loop.step()  # nothing known yet: a generation of the quota, then more until the budget is spent
+    assert first.metrics["samples"] == 3 * 4 * 4 and first.metrics["zero_spread"] == 1.0
+    assert first.metrics["sampling_rounds"] == 3
+    second = loop.step()  # every group was flat: one generation of the whole budget at once
+    assert second.metrics["samples"] == 3 * 4 * 4 and second.metrics["sampling_rounds"] == 1
+    assert loop._round_size(4, 12) == 12 and loop._round_size(4, 5) == 5
+    loop._flat_share = 0.5
+    assert loop._round_size(4, 12) == 8 and loop._round_size(3, 12) == 6
+    loop.reward_fn.close()
+
+
+class _NoSpread:
+    """Every completion the same reward: no group has a spread."""
+
+    def score(self, prompts, completions, refs):
+        return [ScoredItem(index=i, reward=1.0, outcome="certified", components={"correct": 1.0}, reason="same")
+                for i in range(len(completions))]
+
+    def close(self) -> None:
+        pass

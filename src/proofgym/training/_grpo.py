@@ -103,9 +103,11 @@ class GRPOConfig:
     ``beta`` weighs the KL penalty to a frozen copy of the starting model: it keeps the tokens the
     reward barely distinguishes (restated facts) where the warm-up put them.
     ``dynamic_sampling`` drops groups whose rewards have no spread and draws more prompts (at most
-    ``max_sampling_rounds`` generations per step) until ``prompts_per_step`` groups with signal are
-    found. With ``scale_partial_batches`` a step that found fewer groups with signal scales its loss by
-    the share it found: the loss is summed over the step's quota of groups, not averaged over the groups
+    ``max_sampling_rounds`` generations per step, of ``prompts_per_step * max_sampling_rounds`` prompts in all)
+    until ``prompts_per_step`` groups with signal are found; each generation draws as many prompts as the last
+    step's share of groups without signal says it needs (one larger generation costs much less than several).
+    With ``scale_partial_batches`` a step that found fewer groups with signal scales its loss by the share it
+    found: the loss is summed over the step's quota of groups, not averaged over the groups
     found, so that four groups move the weights about a quarter as far as sixteen (with a token mean,
     a handful of boundary cases would otherwise make a full-size Adam step late in training, when most
     groups agree, and move the decision boundary back and forth). The learning rate warms up linearly
@@ -237,6 +239,16 @@ class CompactGRPO:
         )
         self.scheduler = torch.optim.lr_scheduler.LambdaLR(self.optimizer, self.config.lr_factor)
         self.steps_done = 0
+        self._flat_share = 0.0  # of the last step's groups: how many had no spread
+
+    def _round_size(self, needed: int, left: int) -> int:
+        """How many prompts to draw in the next sampling round: with dynamic sampling, enough to find the
+        ``needed`` groups with a spread if the share without one is the last step's (at most ``left``, what is
+        left of the step's budget of ``prompts_per_step * max_sampling_rounds``). One generation of 40 prompts
+        costs much less than three of 16: a decoding step's fixed cost is paid once."""
+        if not self.config.dynamic_sampling:
+            return needed
+        return max(1, min(left, math.ceil(needed / max(1.0 - self._flat_share, 1e-9))))
 
     def step(self) -> StepResult:
         """Sample, score, and update once; returns the step's metrics and rollouts."""
@@ -247,8 +259,12 @@ class CompactGRPO:
         kept: list[tuple[list[list[int]], list[list[int]], list[float], list[float]]] = []
         groups_seen = zero_spread = rounds = explored = 0
         observed: list[tuple[Mapping[str, Any], int, int]] = []
-        for rounds in range(1, (cfg.max_sampling_rounds if cfg.dynamic_sampling else 1) + 1):
-            rows = self.curriculum.sample(cfg.prompts_per_step)
+        budget = cfg.prompts_per_step * (cfg.max_sampling_rounds if cfg.dynamic_sampling else 1)
+        drawn = 0
+        while drawn < budget and len(kept) < cfg.prompts_per_step and rounds < budget // cfg.prompts_per_step:
+            rounds += 1
+            rows = self.curriculum.sample(self._round_size(cfg.prompts_per_step - len(kept), budget - drawn))
+            drawn += len(rows)
             temperatures = [cfg.temperature * (cfg.explore_temperature if self.curriculum.last_error(row) == 1.0
                                                else 1.0) for row in rows]
             explored += sum(t != cfg.temperature for t in temperatures)
@@ -282,12 +298,11 @@ class CompactGRPO:
                     rollouts.append(Rollout(row=expanded[i], completion=gen.texts[i], item=items[i],
                                             group=groups_seen - 1, advantage=advantages[i] if counted else None,
                                             tokens=len(completion_tokens[i]), truncated=gen.truncated[i]))
-            if len(kept) >= cfg.prompts_per_step:
-                break
         t2 = time.perf_counter()
         losses = self._update(kept) if kept else {"loss": math.nan, "kl": math.nan, "clip_fraction": math.nan,
                                                   "grad_norm": math.nan}
         train_s = time.perf_counter() - t2
+        self._flat_share = zero_spread / groups_seen
         self.curriculum.update(_branch_results(rollouts, self.curriculum.branch_of))
         self.curriculum.observe(observed)
         self.steps_done += 1
