@@ -74,7 +74,6 @@ def generate(
     prompt. The model is left in the mode it was in.
     """
     import torch
-    from transformers import GenerationConfig, LogitsProcessorList
 
     if num_samples < 1 or max_new_tokens < 1:
         raise ValueError(f"num_samples and max_new_tokens must be >= 1, got {num_samples} and {max_new_tokens}")
@@ -90,34 +89,22 @@ def generate(
         raise ValueError(f"temperature must be > 0 when sampling, got {given}")
     device = next(model.parameters()).device
     ids, mask = encode_prompts(tokenizer, prompts, device=device)
-    if num_samples > 1:
-        ids, mask = ids.repeat_interleave(num_samples, 0), mask.repeat_interleave(num_samples, 0)
     eos_ids = _eos_ids(model, tokenizer)
     pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else eos_ids[0]
-    processors = LogitsProcessorList()
-    if per_prompt is not None and not greedy:
-        rows = torch.tensor(per_prompt, device=device).repeat_interleave(num_samples).unsqueeze(-1)
-        processors.append(_RowTemperature(rows))
-        temperature = 1.0
-    config = GenerationConfig(
-        do_sample=not greedy,
-        temperature=None if greedy else float(temperature),
-        top_k=None,
-        top_p=None,
-        max_new_tokens=max_new_tokens,
-        eos_token_id=eos_ids,
-        pad_token_id=pad_id,
-        bos_token_id=tokenizer.bos_token_id,
-    )
+    temperatures = None
+    if not greedy:
+        values = per_prompt if per_prompt is not None else [float(temperature)] * len(prompts)
+        temperatures = torch.tensor(values, device=device).repeat_interleave(num_samples).unsqueeze(-1)
     was_training = model.training
     model.eval()
     try:
         with torch.no_grad():
-            out = model.generate(input_ids=ids, attention_mask=mask, generation_config=config,
-                                 logits_processor=processors)
+            completion = _decode(model, ids, mask, num_samples=num_samples, temperatures=temperatures,
+                                 max_new_tokens=max_new_tokens, eos_ids=eos_ids, pad_id=pad_id)
     finally:
         model.train(was_training)
-    completion = out[:, ids.shape[1]:]
+    if num_samples > 1:
+        ids, mask = ids.repeat_interleave(num_samples, 0), mask.repeat_interleave(num_samples, 0)
     is_eos = torch.isin(completion, torch.tensor(eos_ids, device=completion.device))
     # 1 up to and including the first end of sequence: cumsum counts the EOS tokens seen before t.
     seen_before = is_eos.long().cumsum(-1) - is_eos.long()
@@ -128,14 +115,58 @@ def generate(
     return Generation(ids, mask, completion, completion_mask, texts, truncated)
 
 
-class _RowTemperature:
-    """A logits processor dividing each row's scores by its own temperature (a ``[B, 1]`` tensor)."""
+def _decode(model: Any, ids: Any, mask: Any, *, num_samples: int, temperatures: Any, max_new_tokens: int,
+            eos_ids: list[int], pad_id: int) -> Any:
+    """``[B * num_samples, T]`` new tokens after the left-padded prompts ``ids`` / ``mask``: ancestral samples at
+    ``temperatures`` (a ``[B * num_samples, 1]`` tensor), or greedy when it is None; pad after a row's end of
+    sequence; ``T`` ends at ``max_new_tokens`` or when every row has ended.
 
-    def __init__(self, temperatures: Any) -> None:
-        self.temperatures = temperatures
+    Each prompt runs once and its keys and values are handed to its ``num_samples`` rows (``generate()`` in
+    transformers would run every row's copy of the prompt); then one token per step for every row still running,
+    with the cache, as transformers' own loop does, without its per-step processors and checks. Once half the rows
+    of the batch have ended, the batch (cache included) keeps only the running ones: a few samples that ramble on to
+    ``max_new_tokens`` no longer cost the whole batch's compute for their extra tokens.
+    """
+    import torch
 
-    def __call__(self, input_ids: Any, scores: Any) -> Any:
-        return scores / self.temperatures
+    positions = (mask.cumsum(-1) - 1).clamp(min=0)
+    head = model(input_ids=ids, attention_mask=mask, position_ids=positions, use_cache=True, logits_to_keep=1)
+    cache = head.cache
+    logits = head.logits[:, -1, :]
+    attention = mask
+    if num_samples > 1:
+        cache.batch_select_indices(torch.arange(ids.shape[0], device=ids.device).repeat_interleave(num_samples))
+        logits = logits.repeat_interleave(num_samples, 0)
+        attention = attention.repeat_interleave(num_samples, 0)
+    rows = torch.arange(logits.shape[0], device=ids.device)  # each running row's place in the output
+    out = torch.full((logits.shape[0], max_new_tokens), pad_id, dtype=torch.long, device=ids.device)
+    position = attention.sum(-1, keepdim=True)
+    eos = torch.tensor(eos_ids, device=ids.device)
+    ended = torch.zeros(logits.shape[0], dtype=torch.bool, device=ids.device)
+    width = 0
+    for t in range(max_new_tokens):
+        if temperatures is None:
+            chosen = logits.argmax(-1)
+        else:
+            chosen = torch.multinomial(torch.softmax(logits.float() / temperatures, dim=-1), 1).squeeze(-1)
+        chosen = torch.where(ended, torch.full_like(chosen, pad_id), chosen)
+        out[rows, t] = chosen
+        width = t + 1
+        ended = ended | torch.isin(chosen, eos)
+        if t == max_new_tokens - 1 or bool(ended.all()):
+            break
+        if 2 * int(ended.sum()) >= len(rows):
+            running = torch.nonzero(~ended).squeeze(-1)
+            cache.batch_select_indices(running)
+            rows, chosen, attention, position = rows[running], chosen[running], attention[running], position[running]
+            ended = ended[running]
+            if temperatures is not None:
+                temperatures = temperatures[running]
+        attention = torch.cat([attention, attention.new_ones((attention.shape[0], 1))], dim=-1)
+        step = model(input_ids=chosen.unsqueeze(-1), attention_mask=attention, position_ids=position, cache=cache,
+                     use_cache=True)
+        cache, logits, position = step.cache, step.logits[:, -1, :], position + 1
+    return out[:, :width]
 
 
 def _eos_ids(model: Any, tokenizer: Any) -> list[int]:
