@@ -9,10 +9,13 @@ the held-out pass, each as wall time and as the process's CPU time, and the rati
 Configurations alternate run by run (``--runs``), so that a busy machine slows them alike; the figures are medians
 over the runs (and, for a step, over its steps after the first two).
 
-    python benchmarks/demo_speed.py [--baseline-src DIR] [--runs 3] [--steps 10] [--sft-steps 20]
+    python benchmarks/demo_speed.py [--baseline-src DIR] [--baseline-threads 2] [--runs 3] [--steps 10]
+                                    [--sft-steps 20]
 
-``--baseline-src DIR`` is another checkout's ``src`` (e.g. ``git worktree add /tmp/before <commit>``), run at one
-thread as the demo then did. Without it the baseline is this tree at one thread.
+``--baseline-src DIR`` is another checkout's ``src`` (e.g. ``git worktree add /tmp/before <commit>``), run at
+``--baseline-threads`` (default 2, the demo's default until it moved to one thread); each tree builds its own demo
+model shape. Without it the baseline is this tree at one thread, the demo's default. It also times one generation of
+48 prompts x 8 samples (what dynamic sampling draws late in a run).
 """
 
 from __future__ import annotations
@@ -42,8 +45,9 @@ def worker(threads: int, steps: int, sft_steps: int) -> dict[str, float]:
     torch.manual_seed(0)
     rows = demo_rows(0, 2000)
     heldout = demo_rows(1_000_000, 1000)
+    shape = getattr(DemoSettings(), "model", None)  # the demo's model shape (an earlier tree: the default one)
     with tempfile.TemporaryDirectory() as cache:
-        model, tokenizer = build_tiny_model(cache, seed=0)
+        model, tokenizer = build_tiny_model(cache, seed=0, **({"config": shape} if shape is not None else {}))
     pairs = [(r["prompt"], demo_completion(r["gold"] if i % 2 else "permit", r["source_facts"]))
              for i, r in enumerate(rows)]
     wall, cpu = time.perf_counter(), time.process_time()
@@ -60,6 +64,16 @@ def worker(threads: int, steps: int, sft_steps: int) -> dict[str, float]:
         metrics.append(m)
     for key in ("step_s", "step_cpu_s", "generate_s", "score_s", "train_s"):
         out[key] = statistics.median(m[key] for m in metrics[2:])
+    # Late in a run dynamic sampling draws up to 48 prompts a step: one generation of 48 x 8 samples.
+    from proofgym.training import generate
+
+    late = []
+    for _ in range(3):
+        wall = time.perf_counter()
+        generate(model, tokenizer, [r["prompt"] for r in rows[:48]], num_samples=8,
+                 max_new_tokens=config.max_new_tokens)
+        late.append(time.perf_counter() - wall)
+    out["generate_48_s"] = statistics.median(late)
     wall, cpu = time.perf_counter(), time.process_time()
     evaluate_heldout(model, tokenizer, heldout, reward_fn, batch_size=250, max_new_tokens=config.max_new_tokens)
     out["heldout_s"], out["heldout_cpu_s"] = time.perf_counter() - wall, time.process_time() - cpu
@@ -78,7 +92,9 @@ def run_config(src: Path, threads: int, args: argparse.Namespace) -> dict[str, f
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--baseline-src", type=Path, help="another checkout's src, run at 1 thread")
+    parser.add_argument("--baseline-src", type=Path, help="another checkout's src")
+    parser.add_argument("--baseline-threads", type=int, default=2,
+                        help="the baseline's torch threads (default 2, the demo's default until 1 thread)")
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--steps", type=int, default=10)
     parser.add_argument("--sft-steps", type=int, default=20)
@@ -87,9 +103,11 @@ def main() -> None:
     if args.worker:
         print(json.dumps(worker(*args.worker)))
         return
-    configs = {"this tree, 2 threads (demo default)": (HERE, 2), "this tree, 1 thread": (HERE, 1)}
+    configs = {"this tree, 1 thread (demo default)": (HERE, 1), "this tree, 2 threads": (HERE, 2)}
     if args.baseline_src:
-        configs = {f"baseline {args.baseline_src}, 1 thread": (args.baseline_src.resolve(), 1), **configs}
+        threads = args.baseline_threads
+        configs = {f"baseline {args.baseline_src}, {threads} thread(s)": (args.baseline_src.resolve(), threads),
+                   **configs}
     results: dict[str, list[dict[str, float]]] = {name: [] for name in configs}
     for run in range(args.runs):
         for name, (src, threads) in configs.items():
@@ -104,6 +122,8 @@ def main() -> None:
         print(f"    GRPO step {m['step_s']:.3f} s ({m['step_cpu_s']:.3f} CPU) = generate {m['generate_s']:.3f} + score "
               f"{m['score_s']:.4f} + train {m['train_s']:.3f}   x{m['step_s'] / base['step_s']:.2f} "
               f"(train x{m['train_s'] / base['train_s']:.2f}, generate x{m['generate_s'] / base['generate_s']:.2f})")
+        print(f"    one generation of 48 prompts x 8 (late in a run) {m['generate_48_s']:.3f} s   "
+              f"x{m['generate_48_s'] / base['generate_48_s']:.2f}")
         print(f"    warm-up step {m['sft_step_s']:.3f} s ({m['sft_step_cpu_s']:.3f} CPU)   "
               f"x{m['sft_step_s'] / base['sft_step_s']:.2f};  held-out pass {m['heldout_s']:.2f} s "
               f"({m['heldout_cpu_s']:.2f} CPU)   x{m['heldout_s'] / base['heldout_s']:.2f}")

@@ -24,7 +24,7 @@ def demo_command(
                                                       "does not learn."),
     cache_dir: Optional[Path] = typer.Option(None, "--cache-dir", help="Where the tiny model is built once "
                                                                        "(default ~/.cache/proofgym)."),
-    threads: Optional[int] = typer.Option(None, "--threads", min=1, help="CPU threads for torch (default 2, "
+    threads: Optional[int] = typer.Option(None, "--threads", min=1, help="CPU threads for torch (default 1, "
                                                                          "on any core count: a seed's run then "
                                                                          "does not depend on it)."),
 ) -> None:

@@ -33,6 +33,7 @@ from proofgym.training._grpo import GRPOConfig, StepResult
 from proofgym.training._heldout import HeldoutReport
 from proofgym.training._report import MetricsLog
 from proofgym.training._sft import SFTConfig
+from proofgym.training._tiny import TinyModelConfig
 
 GOAL = 0.97
 # An early stop needs every branch this far above the goal at the last evaluation: a run that only just touches
@@ -47,6 +48,10 @@ class DemoSettings:
     """Everything a demo run depends on besides its seed (defaults: the run that meets the goal on CPU)."""
 
     steps: int = DEFAULT_STEPS
+    # The demo's model: hidden 128, 3 layers, MLP 384 (0.69 M parameters). A GRPO step costs 0.42x that of the
+    # default tiny shape (192, 4 layers, MLP 512; benchmarks/demo_speed.py), and it learns the rules as well.
+    model: TinyModelConfig = field(default_factory=lambda: TinyModelConfig(hidden_size=128, num_layers=3,
+                                                                           intermediate_size=384))
     sft: SFTConfig = field(default_factory=lambda: SFTConfig(steps=200, batch_size=64, learning_rate=1e-3))
     # fp32: under bf16 autocast (about 20 % faster here) seed 0 stalled at 90 % on its worst branch where fp32
     # reached 98.4 %: the digit-by-digit comparison with the threshold is the finest thing the model learns.
@@ -54,6 +59,10 @@ class DemoSettings:
     lr_decay: bool = True
     curriculum_mix: float = 0.5
     replay: float = 0.25
+    # Replayed rows weighted by how wrong their last group was: a row every sample got wrong (a confidently wrong
+    # case, e.g. a 5-digit income read as a 4-digit one) is replayed most, and the explore temperature samples
+    # it hotter; weighted by disagreement it was replayed least, and stayed wrong (see the README).
+    replay_weighting: str = "error"
     train_rows: int = 8_000
     heldout_rows: int = 1_000
     eval_every: int = 25
@@ -64,11 +73,12 @@ class DemoSettings:
     # Stop once every branch is at the goal at two evaluations in a row and, at the last, STOP_MARGIN above it
     # (the summary says when it stopped).
     stop_at_goal: bool = True
-    # Two threads, whatever the core count, so that a seed's run does not depend on it (each thread count rounds
-    # its own way). On 2 idle cores a step takes about 0.6x the time of one thread. With spinning OpenMP threads a
-    # busy second core made every step wait for the descheduled thread (2-4x slower than one thread); the CLI
-    # makes them wait passively (``prefer_passive_waiting``), and a step then stays faster than on one thread.
-    threads: int | None = 2
+    # One thread, whatever the core count: a seed's run then does not depend on it (each thread count rounds its
+    # own way), and one thread computes the same bits run after run. On the demo's model a second thread gains
+    # nothing on this project's 2-vCPU machine (a step 0.84 s at one thread, 0.85 s at two waiting passively, 0.7
+    # s at two spinning; spinning, a busy second core made a step 2.5 s), and the second core then writes the
+    # traces (in a background thread) and serves whatever else runs.
+    threads: int | None = 1
 
     def __post_init__(self) -> None:
         for name in ("steps", "train_rows", "heldout_rows", "eval_every", "eval_batch_size"):
@@ -204,7 +214,8 @@ def _run(out: Path, seed: int, settings: DemoSettings, cache_dir: str | Path | N
     torch.manual_seed(seed)
 
     with _phase(timings, "setup_s"):
-        model, tokenizer = build_tiny_model(cache_dir if cache_dir is not None else default_cache_dir(), seed=seed)
+        model, tokenizer = build_tiny_model(cache_dir if cache_dir is not None else default_cache_dir(), seed=seed,
+                                            config=settings.model)
         heldout = demo_rows(HELDOUT_SEED, settings.heldout_rows, heldout=True)
         train = demo_rows(seed, settings.train_rows, exclude=heldout)
         reward_fn = demo_run_config().reward_function()
@@ -221,6 +232,7 @@ def _run(out: Path, seed: int, settings: DemoSettings, cache_dir: str | Path | N
                                 max_new_tokens=settings.grpo.max_new_tokens)
 
     store, run_id = _open_traces(out / "traces.db", seed, settings)
+    traces = _BackgroundWrites(store)
     evaluations: list[tuple[int, HeldoutReport]] = []
     stopped_early = False
     try:
@@ -239,7 +251,7 @@ def _run(out: Path, seed: int, settings: DemoSettings, cache_dir: str | Path | N
                       f"{warmed_up.format_ok_share:.1%}, certified {warmed_up.certified_share:.1%}")
 
         curriculum = BranchCurriculum(train, seed=seed, key="cell", mix=settings.curriculum_mix,
-                                      replay=settings.replay)
+                                      replay=settings.replay, replay_weighting=settings.replay_weighting)
         loop = CompactGRPO(model, tokenizer, reward_fn, train, config=settings.grpo_schedule(), seed=seed,
                            curriculum=curriculum)
         if settings.average_decay is not None:
@@ -260,15 +272,18 @@ def _run(out: Path, seed: int, settings: DemoSettings, cache_dir: str | Path | N
                     evaluations.append((result.step, report))
                     columns = _heldout_columns(report)
                 row = log.log(result.step, **_loggable(result.metrics), **columns)
-                with _phase(timings, "traces_s"):
-                    store.write_sessions(_sessions(result, run_id, seed))
+                with _phase(timings, "traces_s"):  # waits only for the previous step's write
+                    traces.write(lambda result=result: _sessions(result, run_id, seed))
                 table.add(row)
                 if settings.stop_at_goal and result.step < settings.steps and may_stop(evaluations):
                     stopped_early = True
                     break
+        with _phase(timings, "traces_s"):
+            traces.close()
         trained = evaluations[-1][1] if evaluations else warmed_up
         passed = goal_met(trained)
     except BaseException as exc:  # the run is recorded as ended, whatever stopped it
+        traces.close(check=False)
         status = "cancelled" if isinstance(exc, KeyboardInterrupt) else "error"
         store.finish_run(run_id, status=status, summary={"error": f"{type(exc).__name__}: {exc}"})
         store.close()
@@ -329,6 +344,30 @@ def _random_decision_example(pool: list[Mapping[str, Any]]) -> Callable[[random.
         return row["prompt"], demo_completion(rng.choice(decisions), row["source_facts"])
 
     return example
+
+
+class _BackgroundWrites:
+    """Builds and writes each step's trace sessions in one background thread while the next step trains (torch
+    releases the GIL): one write at a time, so a step waits only for the previous step's write, and a failed
+    write is raised at the next ``write`` or at ``close``."""
+
+    def __init__(self, store: Any) -> None:
+        from concurrent.futures import ThreadPoolExecutor
+
+        self.store = store
+        self.pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="proofgym-demo-traces")
+        self.pending: Any = None
+
+    def write(self, sessions: Callable[[], list[Any]]) -> None:
+        if self.pending is not None:
+            self.pending.result()
+        self.pending = self.pool.submit(lambda: self.store.write_sessions(sessions()))
+
+    def close(self, check: bool = True) -> None:
+        pending, self.pending = self.pending, None
+        self.pool.shutdown(wait=True)
+        if check and pending is not None:
+            pending.result()
 
 
 class _phase:
