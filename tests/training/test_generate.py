@@ -43,6 +43,22 @@ def test_sampling_draws_from_the_whole_vocabulary_not_its_top_k(small_model):
     assert int(ranks.max()) >= 100
 
 
+def test_top_k_samples_only_the_likeliest_tokens(small_model):
+    model, tokenizer = small_model
+    torch.manual_seed(0)
+    prompts = _prompts(8)
+    gen = generate(model, tokenizer, prompts, num_samples=16, max_new_tokens=1, temperature=2.0, top_k=5)
+    ids, mask = encode_prompts(tokenizer, prompts)
+    with torch.no_grad():
+        logits = model(input_ids=ids, attention_mask=mask,
+                       position_ids=(mask.cumsum(-1) - 1).clamp(min=0)).logits[:, -1, :].repeat_interleave(16, 0)
+    ranks = (logits > logits.gather(1, gen.completion_ids[:, :1])).sum(-1)
+    assert int(ranks.max()) < 5
+    for bad in (0, -1, 2.5, True):
+        with pytest.raises(ValueError, match="top_k must be None or a positive integer"):
+            generate(model, tokenizer, prompts[:1], top_k=bad)
+
+
 def test_every_sample_of_a_prompt_starts_from_the_same_prompt_and_stops_at_its_end(warm_model):
     model, tokenizer = warm_model
     torch.manual_seed(0)

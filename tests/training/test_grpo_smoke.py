@@ -139,7 +139,8 @@ def test_dynamic_sampling_trains_only_groups_with_spread(warm_model):
 
 
 @pytest.mark.parametrize("kwargs", [{"group_size": 1}, {"prompts_per_step": 0}, {"learning_rate": 0.0},
-                                    {"clip_eps": -0.1}, {"beta": float("nan")}, {"warmup_steps": -1}])
+                                    {"clip_eps": -0.1}, {"beta": float("nan")}, {"warmup_steps": -1},
+                                    {"top_k": 0}, {"top_k": 2.5}])
 def test_bad_hyper_parameters_are_rejected(kwargs):
     with pytest.raises(ValueError, match="GRPOConfig"):
         GRPOConfig(**kwargs)

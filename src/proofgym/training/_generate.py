@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -66,12 +67,14 @@ def generate(
     temperature: float | Sequence[float] = 1.0,
     max_new_tokens: int = 32,
     greedy: bool = False,
+    top_k: int | None = None,
 ) -> Generation:
     """Sample ``num_samples`` completions per prompt (or the greedy one, ``greedy=True``).
 
-    Pure ancestral sampling at ``temperature`` (no top-k, no top-p), drawn from torch's global
-    random generator, so a seeded run is reproducible. ``temperature`` may also be one value per
-    prompt. The model is left in the mode it was in.
+    Ancestral sampling at ``temperature``, drawn from torch's global random generator, so a seeded
+    run is reproducible: from the whole vocabulary, or with ``top_k`` from the ``top_k`` likeliest
+    tokens of each step (no top-p). ``temperature`` may also be one value per prompt. The model is
+    left in the mode it was in.
     """
     import torch
 
@@ -84,6 +87,8 @@ def generate(
             raise ValueError(f"got {len(per_prompt)} temperatures for {len(prompts)} prompts")
         if len(set(per_prompt)) == 1:
             temperature, per_prompt = per_prompt[0], None
+    if top_k is not None and (not isinstance(top_k, int) or isinstance(top_k, bool) or top_k < 1):
+        raise ValueError(f"top_k must be None or a positive integer, got {top_k!r}")
     if not greedy and not all(t > 0 for t in (per_prompt or [temperature])):
         given = temperature if per_prompt is None else per_prompt
         raise ValueError(f"temperature must be > 0 when sampling, got {given}")
@@ -100,7 +105,7 @@ def generate(
     try:
         with torch.no_grad():
             completion = _decode(model, ids, mask, num_samples=num_samples, temperatures=temperatures,
-                                 max_new_tokens=max_new_tokens, eos_ids=eos_ids, pad_id=pad_id)
+                                 max_new_tokens=max_new_tokens, eos_ids=eos_ids, pad_id=pad_id, top_k=top_k)
     finally:
         model.train(was_training)
     if num_samples > 1:
@@ -116,9 +121,10 @@ def generate(
 
 
 def _decode(model: Any, ids: Any, mask: Any, *, num_samples: int, temperatures: Any, max_new_tokens: int,
-            eos_ids: list[int], pad_id: int) -> Any:
+            eos_ids: list[int], pad_id: int, top_k: int | None = None) -> Any:
     """``[B * num_samples, T]`` new tokens after the left-padded prompts ``ids`` / ``mask``: ancestral samples at
-    ``temperatures`` (a ``[B * num_samples, 1]`` tensor), or greedy when it is None; pad after a row's end of
+    ``temperatures`` (a ``[B * num_samples, 1]`` tensor; with ``top_k``, from each step's ``top_k`` likeliest
+    tokens), or greedy when it is None; pad after a row's end of
     sequence; ``T`` ends at ``max_new_tokens`` or when every row has ended.
 
     Each prompt runs once and its keys and values are handed to its ``num_samples`` rows (``generate()`` in
@@ -148,7 +154,10 @@ def _decode(model: Any, ids: Any, mask: Any, *, num_samples: int, temperatures: 
         if temperatures is None:
             chosen = logits.argmax(-1)
         else:
-            chosen = torch.multinomial(torch.softmax(logits.float() / temperatures, dim=-1), 1).squeeze(-1)
+            scores = logits.float() / temperatures
+            if top_k is not None and top_k < scores.shape[-1]:
+                scores = scores.masked_fill(scores < torch.topk(scores, top_k).values[..., -1:], -math.inf)
+            chosen = torch.multinomial(torch.softmax(scores, dim=-1), 1).squeeze(-1)
         chosen = torch.where(ended, torch.full_like(chosen, pad_id), chosen)
         out[rows, t] = chosen
         width = t + 1

@@ -118,6 +118,13 @@ class GRPOConfig:
     by every sample (1: off): such a group has no spread, so GRPO cannot learn from it, and a confident
     policy keeps answering it wrong; sampled hotter, a right answer appears and carries the gradient
     (the loss is that of the hotter policy for those samples).
+    ``top_k`` samples each token from the ``top_k`` likeliest (None: the whole vocabulary). 50 is what
+    transformers' ``generate()`` fills in when top-k is left unset, what the demo always sampled with; the loss
+    scores the samples under the whole distribution, as trainers that sample with vLLM's top-k do. On the demo's
+    vocabulary of 380 tokens it matters at the explore temperature: at 2 the tail of ~330 unlikely tokens would
+    carry more mass than the top ones, and the explored samples would mostly break the format instead of trying
+    the other decision (sampled from the whole vocabulary, seeds 0 and 1 ran the full 300 steps; with top-k 50 they
+    stopped at 225 and 150).
     ``precision`` is that of generation and of the update's matrix products: ``fp32``, ``bf16``
     (autocast; weights, optimiser state and losses stay fp32) or ``auto`` (bf16 where the device
     computes it natively, see :mod:`proofgym.training._precision`).
@@ -135,6 +142,7 @@ class GRPOConfig:
     beta: float = 0.05
     temperature: float = 1.0
     explore_temperature: float = 1.0
+    top_k: int | None = 50
     max_new_tokens: int = 24
     updates_per_generation: int = 2
     dynamic_sampling: bool = True
@@ -146,6 +154,9 @@ class GRPOConfig:
         check_precision(self.precision, "GRPOConfig.precision")
         positive = ("prompts_per_step", "group_size", "max_new_tokens", "updates_per_generation",
                     "max_sampling_rounds")
+        if self.top_k is not None and (not isinstance(self.top_k, int) or isinstance(self.top_k, bool)
+                                       or self.top_k < 1):
+            raise ValueError(f"GRPOConfig.top_k must be None or a positive integer, got {self.top_k!r}")
         for name in positive:
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
@@ -272,7 +283,7 @@ class CompactGRPO:
             with autocast(cfg.precision, self.model):
                 gen = generate(self.model, self.tokenizer, [r["prompt"] for r in rows],
                                num_samples=cfg.group_size, temperature=temperatures,
-                               max_new_tokens=cfg.max_new_tokens)
+                               max_new_tokens=cfg.max_new_tokens, top_k=cfg.top_k)
             t1 = time.perf_counter()
             expanded = [row for row in rows for _ in range(cfg.group_size)]
             items = self.reward_fn.score([r["prompt"] for r in expanded], gen.texts, expanded)
