@@ -98,3 +98,17 @@ def test_the_tiny_config_needs_nothing_from_a_hub_and_the_gpu_config_uses_lora()
     assert tiny.dataset.prompt_format == "compact" and (tiny.heldout.n, tiny.heldout.seed) == (1000, 1_000_000)
     assert tiny.curriculum is not None and tiny.curriculum.key == "cell" and tiny.grpo.dynamic_sampling
     assert gpu.model == "Qwen/Qwen2.5-0.5B-Instruct" and gpu.lora is not None and gpu.use_vllm == "auto"
+
+
+def test_top_k_and_replay_weighting_are_read_and_checked():
+    from proofgym.config._train import CurriculumSettings, GRPOSettings
+
+    assert GRPOSettings().top_k == 0  # TRL's default: the whole vocabulary
+    assert GRPOSettings(top_k=50).top_k == 50
+    with pytest.raises(ValueError, match="top_k"):
+        GRPOSettings(top_k=-1)
+    assert CurriculumSettings().replay_weighting == "disagreement"
+    with pytest.raises(ValueError, match="replay_weighting"):
+        CurriculumSettings(replay_weighting="loud")
+    tiny = load_run_config(ROOT / "configs" / "train_grant_tiny.yaml").train
+    assert tiny.grpo.top_k == 50 and tiny.curriculum.replay_weighting == "error"

@@ -48,6 +48,9 @@ class GRPOSettings(_Strict):
     max_completion_length: int = Field(256, ge=1, le=131_072, description="tokens per completion at most")
     temperature: float = Field(1.0, gt=0, le=10.0, description="sampling temperature")
     top_p: float = Field(1.0, gt=0, le=1.0)
+    top_k: int = Field(0, ge=0, description="sample each token from the top_k likeliest (0: the whole vocabulary, "
+                       "TRL's default); with explore_temperature on a small vocabulary, 50 keeps the hotter samples "
+                       "in format")
     steps: int = Field(100, ge=1, description="optimisation steps")
     clip_epsilon: float = Field(0.2, gt=0, lt=1.0, description="PPO-style ratio clip")
     warmup_steps: int = Field(0, ge=0, description="linear learning-rate warm-up steps")

@@ -166,7 +166,7 @@ def _identifier(name: str) -> str:
 GRPO_CONFIG_FIELDS = (
     "output_dir", "num_generations", "per_device_train_batch_size", "gradient_accumulation_steps",
     "steps_per_generation", "num_iterations", "learning_rate", "beta", "epsilon", "max_completion_length",
-    "temperature", "top_p", "max_steps", "warmup_steps", "max_grad_norm", "loss_type", "bf16", "fp16",
+    "temperature", "top_p", "top_k", "max_steps", "warmup_steps", "max_grad_norm", "loss_type", "bf16", "fp16",
     "gradient_checkpointing", "use_cpu", "logging_steps", "save_strategy", "save_steps", "report_to", "seed",
     "use_vllm", "vllm_mode", "vllm_gpu_memory_utilization", "remove_unused_columns", "log_completions",
     "disable_tqdm", "shuffle_dataset", "disable_dropout",
@@ -213,6 +213,7 @@ def grpo_config_kwargs(train: TrainConfig | None = None, *, output_dir: str | No
         "max_completion_length": grpo.max_completion_length,
         "temperature": grpo.temperature,
         "top_p": grpo.top_p,
+        "top_k": grpo.top_k,
         "max_steps": grpo.steps,
         "warmup_steps": grpo.warmup_steps,
         "max_grad_norm": grpo.max_grad_norm,
