@@ -1,4 +1,5 @@
-"""Batched generation: greedy equals transformers' own, sampling is pure ancestral (no top-k), rows end at EOS."""
+"""Batched generation: greedy equals transformers' own, sampling draws from the whole vocabulary or its top k,
+rows end at EOS."""
 
 import pytest
 
@@ -10,6 +11,16 @@ from proofgym.training._generate import encode_prompts  # noqa: E402
 
 def _prompts(n):
     return [row["prompt"] for row in demo_rows(0, n)]
+
+
+def _first_token_ranks(model, tokenizer, prompts, gen, num_samples):
+    """Each row's first sampled token's rank in its prompt's next-token logits (0: the likeliest)."""
+    ids, mask = encode_prompts(tokenizer, prompts)
+    with torch.no_grad():
+        logits = model(input_ids=ids, attention_mask=mask,
+                       position_ids=(mask.cumsum(-1) - 1).clamp(min=0)).logits[:, -1, :]
+    logits = logits.repeat_interleave(num_samples, 0)
+    return (logits > logits.gather(1, gen.completion_ids[:, :1])).sum(-1)
 
 
 def test_greedy_completions_are_those_of_transformers_generate(warm_model):
@@ -34,13 +45,7 @@ def test_sampling_draws_from_the_whole_vocabulary_not_its_top_k(small_model):
     torch.manual_seed(0)
     prompts = _prompts(8)
     gen = generate(model, tokenizer, prompts, num_samples=16, max_new_tokens=1)
-    ids, mask = encode_prompts(tokenizer, prompts)
-    with torch.no_grad():
-        logits = model(input_ids=ids, attention_mask=mask,
-                       position_ids=(mask.cumsum(-1) - 1).clamp(min=0)).logits[:, -1, :]
-    ranks = (logits.repeat_interleave(16, 0) > logits.repeat_interleave(16, 0).gather(
-        1, gen.completion_ids[:, :1])).sum(-1)
-    assert int(ranks.max()) >= 100
+    assert int(_first_token_ranks(model, tokenizer, prompts, gen, 16).max()) >= 100
 
 
 def test_top_k_samples_only_the_likeliest_tokens(small_model):
@@ -48,12 +53,7 @@ def test_top_k_samples_only_the_likeliest_tokens(small_model):
     torch.manual_seed(0)
     prompts = _prompts(8)
     gen = generate(model, tokenizer, prompts, num_samples=16, max_new_tokens=1, temperature=2.0, top_k=5)
-    ids, mask = encode_prompts(tokenizer, prompts)
-    with torch.no_grad():
-        logits = model(input_ids=ids, attention_mask=mask,
-                       position_ids=(mask.cumsum(-1) - 1).clamp(min=0)).logits[:, -1, :].repeat_interleave(16, 0)
-    ranks = (logits > logits.gather(1, gen.completion_ids[:, :1])).sum(-1)
-    assert int(ranks.max()) < 5
+    assert int(_first_token_ranks(model, tokenizer, prompts, gen, 16).max()) < 5
     for bad in (0, -1, 2.5, True):
         with pytest.raises(ValueError, match="top_k must be None or a positive integer"):
             generate(model, tokenizer, prompts[:1], top_k=bad)

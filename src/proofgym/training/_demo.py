@@ -349,7 +349,9 @@ def _random_decision_example(pool: list[Mapping[str, Any]]) -> Callable[[random.
 class _BackgroundWrites:
     """Builds and writes each step's trace sessions in one background thread while the next step trains (torch
     releases the GIL): one write at a time, so a step waits only for the previous step's write, and a failed
-    write is raised at the next ``write`` or at ``close``."""
+    write is raised at the next ``write`` or at ``close``. Not :class:`~proofgym.traces.TraceWriter`: it
+    validates and snapshots each session in the caller's thread, 0.25 s for a late step's 384 sessions, where
+    building and writing them as one batch takes 0.06 s."""
 
     def __init__(self, store: Any) -> None:
         from concurrent.futures import ThreadPoolExecutor

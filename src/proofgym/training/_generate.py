@@ -141,7 +141,7 @@ def _decode(model: Any, ids: Any, mask: Any, *, num_samples: int, temperatures: 
     logits = head.logits[:, -1, :]
     attention = mask
     if num_samples > 1:
-        cache.batch_select_indices(torch.arange(ids.shape[0], device=ids.device).repeat_interleave(num_samples))
+        cache.batch_repeat_interleave(num_samples)
         logits = logits.repeat_interleave(num_samples, 0)
         attention = attention.repeat_interleave(num_samples, 0)
     rows = torch.arange(logits.shape[0], device=ids.device)  # each running row's place in the output
