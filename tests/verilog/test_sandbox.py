@@ -157,3 +157,40 @@ def test_processes_left_behind_are_killed_even_without_a_sandbox():
         except OSError:
             pass
     assert survivors == []
+
+
+WRITERS_THEN_FLOOD = ("for i in 1 2 3 4 5 6; do (while :; do mkdir -p d$i; echo x > d$i/f$RANDOM; "
+                      "echo y > f$i.$RANDOM; done) & done; sleep 0.2; yes flood")
+
+
+@pytest.mark.parametrize("bwrap", ["bwrap", None], ids=["sandboxed", "bare"])
+def test_a_job_killed_while_its_processes_still_write_leaves_no_directory_and_raises_nothing(bwrap):
+    # Inside bubblewrap the job's processes die after bwrap itself; removing the job directory
+    # meanwhile failed with "Directory not empty" in 2 of 3 launches before the sandbox waited for them.
+    sandbox = Sandbox(bwrap=bwrap, allow_unsandboxed=bwrap is None, limits=SandboxLimits(output_bytes=4096))
+    jobs: list[Path] = []
+    for _ in range(8):
+        result = sandbox.run(WRITERS_THEN_FLOOD, {}, on_finish=jobs.append)
+        assert result.killed_by_limit == "output"
+    assert len(jobs) == 8 and not any(job.exists() for job in jobs)
+
+
+def test_removing_a_job_directory_never_raises(tmp_path, caplog, monkeypatch):
+    from proofgym.verilog import _sandbox
+
+    job = tmp_path / "job"
+    (job / "sub").mkdir(parents=True)
+    (job / "sub" / "file").write_text("x")
+    _sandbox.remove_job_dir(job)
+    assert not job.exists()
+    _sandbox.remove_job_dir(job)  # already gone
+    attempts = []
+
+    def refuse(path):  # a directory a surviving process keeps filling
+        attempts.append(path)
+        raise OSError(39, "Directory not empty")
+
+    monkeypatch.setattr(_sandbox.shutil, "rmtree", refuse)
+    with caplog.at_level(logging.WARNING, logger="proofgym.verilog"):
+        _sandbox.remove_job_dir(tmp_path, within_s=0.05)
+    assert len(attempts) > 1 and "could not remove the job directory" in caplog.text

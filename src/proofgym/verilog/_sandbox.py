@@ -30,6 +30,7 @@ import pwd
 import resource
 import secrets
 import select
+import shutil
 import signal
 import subprocess
 import tempfile
@@ -45,6 +46,7 @@ _LOG = logging.getLogger("proofgym.verilog")
 
 _GATE = ".gate"  # FIFO in the job directory the checkpoint reads Python's answer from
 _NOBODY = 65534  # the kernel's overflow user, where the password database has no "nobody"
+_SETTLE_S = 2.0  # how long a killed job's processes may take to be gone
 
 
 class SandboxUnavailable(RuntimeError):
@@ -148,8 +150,8 @@ class Sandbox:
         prelude = (f'checkpoint() {{ echo "{nonce}:checkpoint"; '
                    f'read -r answer < {_GATE} && [ "$answer" = go ]; }}\n')
         user = job_user()
-        with tempfile.TemporaryDirectory(prefix="proofgym-verilog-") as job_dir:
-            job = Path(job_dir)
+        job = Path(tempfile.mkdtemp(prefix="proofgym-verilog-"))
+        try:
             for name, content in files.items():
                 write_job_file(job, name, content)
             os.mkfifo(job / _GATE, 0o600)
@@ -166,6 +168,8 @@ class Sandbox:
             if on_finish is not None:
                 on_finish(job)
             return result
+        finally:
+            remove_job_dir(job)
 
     def _launch(self, job: Path, script: str, sandboxed: bool, limits: SandboxLimits, marker: bytes, gate: int,
                 on_checkpoint: Callable[[Path], bool] | None, user: tuple[int, int] | None) -> SandboxResult:
@@ -230,6 +234,10 @@ class Sandbox:
         finally:
             proc.wait()
             if proc.stdout is not None:
+                # Inside bubblewrap the job's processes die *after* bwrap itself (with its pid namespace),
+                # and may still write to the job directory meanwhile: each holds the output pipe, so
+                # its end (or a short bound) says they are gone before the directory is removed.
+                _wait_for_writers(proc.stdout.fileno(), _SETTLE_S)
                 proc.stdout.close()
         duration = time.perf_counter() - start
         truncated = len(output) > limits.output_bytes
@@ -240,6 +248,36 @@ class Sandbox:
             duration_s=duration, killed_by_limit=killed or limit_from_status(exit_code), sandboxed=sandboxed,
             uid=os.geteuid() if user is None else user[0],
         )
+
+
+def _wait_for_writers(fd: int, seconds: float) -> None:
+    """Read and drop what is left on the job's output pipe until every writer has closed it, or ``seconds``."""
+    deadline = time.perf_counter() + seconds
+    poller = select.poll()
+    poller.register(fd, select.POLLIN)
+    while (remaining := deadline - time.perf_counter()) > 0:
+        if poller.poll(remaining * 1000) and not os.read(fd, 65536):
+            return
+
+
+def remove_job_dir(job: Path, *, within_s: float = _SETTLE_S) -> None:
+    """Remove a job directory, retrying while a dying job may still add to it; never raises.
+
+    What cannot be removed within ``within_s`` (a job process that outlived every kill) is left,
+    with a warning: a judge's verdict is never lost to its clean-up.
+    """
+    deadline = time.perf_counter() + within_s
+    while True:
+        try:
+            shutil.rmtree(job)
+            return
+        except FileNotFoundError:
+            return
+        except OSError as exc:
+            if time.perf_counter() >= deadline:
+                _LOG.warning("could not remove the job directory %s: %s", job, exc)
+                return
+            time.sleep(0.01)
 
 
 def _exits_within(pidfd: int, seconds: float) -> bool:
