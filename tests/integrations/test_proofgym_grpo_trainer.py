@@ -20,9 +20,9 @@ from proofgym.training._demo_task import DEMO_RUN_CONFIG  # noqa: E402
 pytestmark = pytest.mark.filterwarnings("ignore::FutureWarning", "ignore::UserWarning")
 
 
-def _run(tmp_path, curriculum=None, **grpo):
+def _run(tmp_path, curriculum=None, dataset=None, **grpo):
     train = {"model": "proofgym:tiny", "output_dir": str(tmp_path), "seed": 0,
-             "dataset": {"domain": "grant_eligibility", "prompt_format": "compact", "n": 64},
+             "dataset": {"domain": "grant_eligibility", "prompt_format": "compact", "n": 64, **(dataset or {})},
              "grpo": {"group_size": 4, "batch_size": 4, "steps": 4, "learning_rate": 1e-3, "warmup_steps": 2,
                       "min_lr_ratio": 0.1, "max_completion_length": 24, **grpo}}
     if curriculum is not None:
@@ -55,6 +55,17 @@ def test_compact_rows_are_the_demos_and_a_curriculum_key_every_row_lacks_is_refu
     bad = _run(tmp_path, curriculum={"key": "region"})
     with pytest.raises(ConfigError, match="train.curriculum: training row 0 has no 'region' column"):
         curriculum(bad.train, rows)
+
+
+def test_contrast_adds_the_demos_income_pairs_and_needs_the_compact_format(tmp_path):
+    from proofgym.training import contrast_rows
+
+    run = _run(tmp_path, dataset={"contrast": True})
+    rows, heldout = training_rows(run, run.train, tokenizer=None)
+    plain = demo_rows(0, 64, exclude=heldout)
+    assert rows == plain + contrast_rows(plain, seed=0, exclude=heldout) and len(rows) > len(plain)
+    with pytest.raises(ConfigError, match="contrast: true .* needs prompt_format: compact"):
+        _run(tmp_path, dataset={"contrast": True, "prompt_format": "record"})
 
 
 def test_dynamic_sampling_keeps_the_groups_with_a_spread_and_pads_them_together():

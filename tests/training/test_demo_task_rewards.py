@@ -109,3 +109,33 @@ def test_a_permit_at_exactly_the_income_threshold_is_a_curriculum_cell_of_its_ow
     assert denied and all("@" not in r["cell"] for r in denied)
     assert all(r["cell"] == "permit_eligible" for r in rows
                if r["gold"] == "permit" and r["source_facts"]["annual_income"] != 30000)
+
+
+def test_contrast_rows_append_a_digit_to_four_digit_incomes_and_take_the_kernels_labels(heldout_rows):
+    from proofgym.training._demo_task import contrast_rows
+
+    train = demo_rows(3, 3000, exclude=heldout_rows)
+    twins = contrast_rows(train, seed=3, exclude=heldout_rows)
+    four_digit = [r for r in train if 1_000 <= r["source_facts"]["annual_income"] <= 9_999]
+    assert four_digit and 0.9 * len(four_digit) <= len(twins) <= len(four_digit)
+    by_id = {r["id"]: r for r in train}
+    for twin in twins:
+        original = by_id[twin["id"].removesuffix("-contrast")]
+        income = twin["source_facts"]["annual_income"]
+        assert income // 10 == original["source_facts"]["annual_income"]
+        assert {k: v for k, v in twin["source_facts"].items() if k != "annual_income"} == \
+            {k: v for k, v in original["source_facts"].items() if k != "annual_income"}
+        assert str(income) in twin["prompt"]
+        denied_for_income = income > 30_000
+        assert (twin["gold"] == "deny") == (denied_for_income or original["branch"] != "permit")
+    # Most four-digit permits become denials for income: the contrast the generator rarely draws.
+    assert sum(t["branch"] == "income_over_threshold" for t in twins) > len(twins) / 2
+    held = {_case(r) for r in heldout_rows}
+    assert not any(_case(t) in held for t in twins)
+    assert contrast_rows(train, seed=3, exclude=heldout_rows) == twins  # a seed fixes them
+
+
+def test_a_rows_branch_label_is_the_first_deny_reason_the_kernel_fires(rows):
+    from proofgym.training._demo_task import _branch
+
+    assert all(_branch(r["source_facts"]) == r["branch"] for r in demo_rows(5, 600))

@@ -98,7 +98,8 @@ class TrainDatasetSettings(_Strict):
     ``compact`` (``proofgym demo``'s one-line prompt, "Grant application: age 17, annual income
     28000, resident, no active grant.", and its rows, with a ``cell`` column naming the decision
     rules that fire; grant_eligibility only) or ``auto`` (chat when the tokenizer has a chat
-    template, else plain).
+    template, else plain). ``contrast`` (compact only) adds the rows' income contrast pairs, as the
+    demo does (see :func:`proofgym.training.contrast_rows`).
     """
 
     domain: str | None = Field(None, min_length=1)
@@ -106,9 +107,12 @@ class TrainDatasetSettings(_Strict):
     seed: int = 0
     file: str | None = Field(None, min_length=1)
     prompt_format: Literal["auto", "plain", "chat", "record", "compact"] = "auto"
+    contrast: bool = False
 
     @model_validator(mode="after")
     def _one_source(self) -> TrainDatasetSettings:
+        if self.contrast and self.prompt_format != "compact":
+            raise ValueError("contrast: true adds the demo's income contrast pairs; it needs prompt_format: compact")
         if (self.domain is None) == (self.file is None):
             raise ValueError("give exactly one of 'domain' (a shipped domain) or 'file' (a JSONL file of rows)")
         if self.prompt_format == "compact" and self.domain != COMPACT_DOMAIN:

@@ -204,11 +204,13 @@ def training_rows(run: RunConfig, train: TrainConfig, tokenizer: Any) -> tuple[l
     if data.file is not None:
         rows = read_rows(data.file)
     elif data.prompt_format == "compact":
-        from proofgym.training import demo_rows
+        from proofgym.training import contrast_rows, demo_rows
 
         # As the demo draws them: records whose facts are a held-out row's are skipped, and more drawn.
-        rows = demo_rows(data.seed, data.n,
-                         exclude=[row for row in heldout if isinstance(row.get("source_facts"), dict)])
+        held_records = [row for row in heldout if isinstance(row.get("source_facts"), dict)]
+        rows = demo_rows(data.seed, data.n, exclude=held_records)
+        if data.contrast:
+            rows += contrast_rows(rows, seed=data.seed, exclude=held_records)
     else:
         rows = domain_rows(data.domain, data.seed, data.n, data.prompt_format, chat)
     if heldout:

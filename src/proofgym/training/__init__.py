@@ -9,7 +9,7 @@ from proofgym.training._curriculum import BranchCurriculum
 from proofgym.training._demo import DEFAULT_STEPS as DEFAULT_DEMO_STEPS
 from proofgym.training._demo import DemoResult, DemoSettings, run_demo
 from proofgym.training._demo_task import DOMAIN_NAME as DEMO_DOMAIN_NAME
-from proofgym.training._demo_task import demo_completion, demo_rows, demo_run_config
+from proofgym.training._demo_task import contrast_rows, demo_completion, demo_rows, demo_run_config
 from proofgym.training._generate import Generation, generate
 from proofgym.training._grpo import (
     CompactGRPO,
@@ -44,6 +44,7 @@ __all__ = [
     "TinyModelConfig",
     "WeightAverage",
     "build_tiny_model",
+    "contrast_rows",
     "demo_completion",
     "demo_rows",
     "demo_run_config",

@@ -25,6 +25,7 @@ from proofgym.training._demo_task import (
     BRANCH_LABELS,
     DEMO_RUN_CONFIG,
     DOMAIN_NAME,
+    contrast_rows,
     demo_completion,
     demo_rows,
     demo_run_config,
@@ -64,6 +65,9 @@ class DemoSettings:
     # it hotter; weighted by disagreement it was replayed least, and stayed wrong (see the README).
     replay_weighting: str = "error"
     train_rows: int = 8_000
+    # Add the training rows' income contrast pairs (a four-digit income and the same digits with a fifth
+    # appended, see demo_task.contrast_rows): the income branch's hovering came from reading 42,001 as 4,200.
+    contrast: bool = True
     heldout_rows: int = 1_000
     eval_every: int = 25
     eval_batch_size: int = 250
@@ -218,6 +222,8 @@ def _run(out: Path, seed: int, settings: DemoSettings, cache_dir: str | Path | N
                                             config=settings.model)
         heldout = demo_rows(HELDOUT_SEED, settings.heldout_rows, heldout=True)
         train = demo_rows(seed, settings.train_rows, exclude=heldout)
+        if settings.contrast:
+            train += contrast_rows(train, seed=seed, exclude=heldout)
         reward_fn = demo_run_config().reward_function()
     n_params = sum(p.numel() for p in model.parameters())
     console.print(f"[bold]proofgym demo[/bold] (seed {seed}): a {n_params / 1e6:.2f} M-parameter Llama built "

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import functools
 import json
+import random
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -134,6 +135,36 @@ def _heldout_cases(rows: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
     return kept
 
 
+def contrast_rows(rows: Iterable[Mapping[str, Any]], *, seed: int,
+                  exclude: Iterable[Mapping[str, Any]] = ()) -> list[dict[str, Any]]:
+    """Minimal pairs for the income comparison, labelled by the rule kernel: for each row whose income has
+    four digits, the same record with a fifth digit appended (``income * 10 + d``, ``d`` drawn with
+    ``seed``). Its gold, branch and cell are the kernel's for the new facts, and records whose facts equal
+    a row of ``exclude`` (the held-out set) are skipped.
+
+    Why: the generator draws a third of the permitted incomes below 10,000 but few denied incomes of
+    40,000-99,999 (about 3 % of the denials for income each leading digit), so 8,263 and 82,630 differ
+    only in length, and a policy that has seen many ``4xxx`` permits and few ``4xxxx`` denials reads the
+    length last (the demo's policies that stalled below the goal were wrong on 42,001 and 44,090). The
+    pair shows both lengths with the same digits.
+    """
+    rng = random.Random(f"contrast-{seed}")
+    excluded = {_facts_key(row["source_facts"]) for row in exclude}
+    twins: list[dict[str, Any]] = []
+    seen: set[str] = set()
+    for row in rows:
+        income = row["source_facts"]["annual_income"]
+        if not isinstance(income, int) or not 1_000 <= income <= 9_999:
+            continue
+        facts = {**row["source_facts"], "annual_income": income * 10 + rng.randrange(10)}
+        key = _facts_key(facts)
+        if key in excluded or key in seen:
+            continue
+        seen.add(key)
+        twins.append(_row(Record(id=f"{row['id']}-contrast", facts=facts, branch=_branch(facts))))
+    return twins
+
+
 def tokenizer_corpus(n: int = 4_000, seed: int = 10_007) -> list[str]:
     """Prompts and answers (both decisions) of ``n`` records: the text the demo's tokenizer is trained on."""
     domain = get_domain(DOMAIN_NAME)
@@ -154,6 +185,12 @@ def _row(record: Record) -> dict[str, Any]:
         "branch": record.branch,
         "cell": _cell(record.facts),
     }
+
+
+def _branch(facts: Mapping[str, Any]) -> str:
+    """The domain's branch label for ``facts``: the first deny reason whose rule fires, else ``permit``."""
+    fired = set(_fired_decision_rules(facts).split("+"))
+    return next((branch for branch in BRANCH_LABELS if f"deny_{branch}" in fired), "permit")
 
 
 def _cell(facts: Mapping[str, Any]) -> str:
