@@ -9,7 +9,7 @@ Prints the median step time of each over ``--steps`` steps (after one untimed st
 with ``--profile`` the functions TRL spends its step in (cProfile, cumulative time).
 
     python benchmarks/trl_vs_compact.py [--steps 8] [--warmup 200] [--prompts 16] [--group 8] [--tokens 24]
-                                        [--updates 2] [--dynamic] [--profile]
+                                        [--updates 2] [--dynamic] [--profile] [--default-shape]
 """
 
 from __future__ import annotations
@@ -37,12 +37,14 @@ def main() -> None:
                                                                "with the number of sampling rounds)")
     parser.add_argument("--profile", action="store_true")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--default-shape", action="store_true", help="proofgym:tiny's default shape (1.84 M "
+                        "parameters) instead of the demo's and train_grant_tiny.yaml's (0.69 M)")
     args = parser.parse_args()
     warnings.filterwarnings("ignore")
 
     import torch
 
-    from proofgym.training._demo import HELDOUT_SEED, _random_decision_example
+    from proofgym.training._demo import HELDOUT_SEED, DemoSettings, _random_decision_example
     from proofgym.training._demo_task import demo_rows, demo_run_config
     from proofgym.training._sft import SFTConfig, sft_warmup
     from proofgym.training._tiny import build_tiny_model
@@ -50,7 +52,8 @@ def main() -> None:
     torch.set_num_threads(1)
     torch.manual_seed(args.seed)
     with tempfile.TemporaryDirectory() as cache:
-        model, tokenizer = build_tiny_model(cache, seed=args.seed)
+        model, tokenizer = build_tiny_model(cache, seed=args.seed,
+                                            config=None if args.default_shape else DemoSettings().model)
     heldout = demo_rows(HELDOUT_SEED, 1000)
     rows = demo_rows(args.seed, 8000, exclude=heldout)
     started = time.perf_counter()

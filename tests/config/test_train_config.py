@@ -112,3 +112,19 @@ def test_top_k_and_replay_weighting_are_read_and_checked():
         CurriculumSettings(replay_weighting="loud")
     tiny = load_run_config(ROOT / "configs" / "train_grant_tiny.yaml").train
     assert tiny.grpo.top_k == 50 and tiny.curriculum.replay_weighting == "error"
+
+
+def test_the_tiny_models_shape_is_read_checked_and_only_for_the_tiny_model():
+    from proofgym.config._train import TinyModelSettings, TrainConfig
+
+    tiny = load_run_config(ROOT / "configs" / "train_grant_tiny.yaml").train
+    assert tiny.tiny_model == TinyModelSettings(hidden_size=128, num_layers=3, intermediate_size=384)
+    assert tiny.dataset.contrast is True
+    with pytest.raises(ValueError, match="multiple of num_heads"):
+        TinyModelSettings(hidden_size=130)
+    with pytest.raises(ValueError, match="hidden_size"):
+        TinyModelSettings(hidden_size=0)
+    base = {"model": "Qwen/Qwen2.5-0.5B-Instruct", "dataset": {"domain": "grant_eligibility"},
+            "tiny_model": {"hidden_size": 128}}
+    with pytest.raises(ValueError, match="tiny_model shapes proofgym:tiny"):
+        TrainConfig(**base)

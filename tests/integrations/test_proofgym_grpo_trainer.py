@@ -220,3 +220,16 @@ def test_the_weight_average_follows_the_steps_and_replaces_the_weights_at_the_en
     assert model.weight.item() == pytest.approx(expected) and expected < 1.0
     with pytest.raises(ValueError, match="decay must be in"):
         WeightAverageCallback(1.0)
+
+
+def test_the_tiny_model_is_built_in_the_configured_shape(tmp_path):
+    from proofgym.integrations._train_run import load_model
+
+    run = parse_run_config({**DEMO_RUN_CONFIG, "train": {
+        "model": "proofgym:tiny", "model_cache_dir": str(tmp_path), "output_dir": str(tmp_path),
+        "tiny_model": {"hidden_size": 64, "num_layers": 2, "num_heads": 2, "intermediate_size": 96},
+        "dataset": {"domain": "grant_eligibility", "prompt_format": "compact", "n": 8}}})
+    model, _ = load_model(run.train)
+    shape = model.config
+    assert (shape.hidden_size, shape.num_hidden_layers, shape.num_attention_heads, shape.intermediate_size) == \
+        (64, 2, 2, 96)

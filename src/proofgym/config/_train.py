@@ -88,6 +88,22 @@ class WarmupSettings(_Strict):
     learning_rate: float = Field(1e-3, gt=0, le=1.0)
 
 
+class TinyModelSettings(_Strict):
+    """The shape of ``proofgym:tiny`` (default: 1.84 M parameters; ``proofgym demo`` uses hidden 128, 3 layers,
+    MLP 384: 0.69 M). ``hidden_size`` must be a multiple of ``num_heads``."""
+
+    hidden_size: int = Field(192, ge=8, le=4096)
+    num_layers: int = Field(4, ge=1, le=64)
+    num_heads: int = Field(4, ge=1, le=64)
+    intermediate_size: int = Field(512, ge=8, le=16384)
+
+    @model_validator(mode="after")
+    def _heads_divide_the_width(self) -> TinyModelSettings:
+        if self.hidden_size % self.num_heads:
+            raise ValueError(f"hidden_size ({self.hidden_size}) must be a multiple of num_heads ({self.num_heads})")
+        return self
+
+
 class TrainDatasetSettings(_Strict):
     """Training prompts: ``n`` rows of a shipped domain for ``seed``, or a JSONL file of rows.
 
@@ -162,12 +178,14 @@ class TrainConfig(_Strict):
     """What ``proofgym train`` trains, on what, and where it writes.
 
     ``model`` is a Hugging Face model id, a local directory, or ``proofgym:tiny`` (the tiny offline
-    model, built into ``model_cache_dir``). Relative paths are relative to the working directory.
+    model, built into ``model_cache_dir``, shaped by ``tiny_model``). Relative paths are relative to the
+    working directory.
     """
 
     model: str = Field(..., min_length=1)
     model_cache_dir: str = Field("~/.cache/proofgym/tiny-model", min_length=1,
                                  description="where proofgym:tiny is built and cached")
+    tiny_model: TinyModelSettings | None = None
     lora: LoraSettings | None = None
     grpo: GRPOSettings = GRPOSettings()
     dataset: TrainDatasetSettings
@@ -195,6 +213,12 @@ class TrainConfig(_Strict):
         if not value.strip():
             raise ValueError("must not be blank")
         return value
+
+    @model_validator(mode="after")
+    def _tiny_shape_needs_the_tiny_model(self) -> TrainConfig:
+        if self.tiny_model is not None and not self.is_tiny:
+            raise ValueError(f"tiny_model shapes {TINY_MODEL}; model is {self.model!r}")
+        return self
 
     @model_validator(mode="after")
     def _explore_needs_a_curriculum(self) -> TrainConfig:
