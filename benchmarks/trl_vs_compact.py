@@ -6,10 +6,13 @@ Both start from the same format-warmed model (``--warmup`` supervised steps, as 
 per generation, KL to the warmed model, the same curriculum, one torch thread. A step is one
 generation and its updates (TRL counts each update as a step: two of its steps make one here).
 Prints the median step time of each over ``--steps`` steps (after one untimed step), the ratio, and
-with ``--profile`` the functions TRL spends its step in (cProfile, cumulative time).
+with ``--profile`` the functions TRL spends its step in (cProfile, cumulative time). TRL runs with
+proofgym's engine (``train.grpo.engine: proofgym``, the default: its sampling and shared-prompt log-probabilities)
+and, with ``--engine both``, also with TRL's own (``engine: trl``).
 
     python benchmarks/trl_vs_compact.py [--steps 8] [--warmup 200] [--prompts 16] [--group 8] [--tokens 24]
                                         [--updates 2] [--dynamic] [--profile] [--default-shape]
+                                        [--engine {proofgym,trl,both}]
 """
 
 from __future__ import annotations
@@ -36,6 +39,8 @@ def main() -> None:
     parser.add_argument("--dynamic", action="store_true", help="dynamic sampling in both (timings then vary "
                                                                "with the number of sampling rounds)")
     parser.add_argument("--profile", action="store_true")
+    parser.add_argument("--engine", choices=("proofgym", "trl", "both"), default="both",
+                        help="train.grpo.engine of the TRL run (both: one TRL run with each)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--default-shape", action="store_true", help="proofgym:tiny's default shape (1.84 M "
                         "parameters) instead of the demo's and train_grant_tiny.yaml's (0.69 M)")
@@ -61,16 +66,19 @@ def main() -> None:
                config=SFTConfig(steps=args.warmup, batch_size=64, learning_rate=1e-3), seed=args.seed)
     print(f"format warm-up: {args.warmup} steps in {time.perf_counter() - started:.0f} s")
     compact = compact_steps(copy.deepcopy(model), tokenizer, rows, demo_run_config(), args)
-    trl = trl_steps(copy.deepcopy(model), tokenizer, rows, args)
-    c, t = statistics.median(compact["step"]), statistics.median(trl["step"])
+    engines = ("proofgym", "trl") if args.engine == "both" else (args.engine,)
+    trl = {engine: trl_steps(copy.deepcopy(model), tokenizer, rows, args, engine) for engine in engines}
+    c = statistics.median(compact["step"])
     print(f"one step = {args.prompts} prompts x {args.group} samples, <= {args.tokens} tokens, {args.updates} "
           f"update(s) per generation, dynamic sampling {'on' if args.dynamic else 'off'}; median of {args.steps}")
-    print(f"  compact loop  {c:6.2f} s/step  (generate {statistics.median(compact['generate']):.2f} s, score "
-          f"{statistics.median(compact['score']):.2f} s, train {statistics.median(compact['train']):.2f} s)")
-    print(f"  TRL           {t:6.2f} s/step")
-    print(f"  ratio TRL / compact: x{t / c:.2f}")
-    if trl.get("profile"):
-        print(trl["profile"])
+    print(f"  compact loop                  {c:6.2f} s/step  (generate {statistics.median(compact['generate']):.2f} "
+          f"s, score {statistics.median(compact['score']):.2f} s, train {statistics.median(compact['train']):.2f} s)")
+    for engine, result in trl.items():
+        t = statistics.median(result["step"])
+        print(f"  TRL, engine: {engine:<14}  {t:6.2f} s/step  ratio TRL / compact: x{t / c:.2f}")
+    for engine, result in trl.items():
+        if result.get("profile"):
+            print(f"TRL, engine: {engine}\n{result['profile']}")
 
 
 def compact_steps(model, tokenizer, rows, run, args) -> dict[str, list[float]]:
@@ -94,7 +102,7 @@ def compact_steps(model, tokenizer, rows, run, args) -> dict[str, list[float]]:
     return times
 
 
-def trl_steps(model, tokenizer, rows, args) -> dict[str, object]:
+def trl_steps(model, tokenizer, rows, args, engine: str) -> dict[str, object]:
     from transformers import TrainerCallback
 
     from proofgym.config import parse_run_config
@@ -109,7 +117,8 @@ def trl_steps(model, tokenizer, rows, args) -> dict[str, object]:
                   "grpo": {"group_size": args.group, "batch_size": args.prompts, "learning_rate": 3e-4,
                            "warmup_steps": 10, "min_lr_ratio": 0.1, "kl_beta": 0.05,
                            "max_completion_length": args.tokens, "updates_per_generation": args.updates,
-                           "dynamic_sampling": args.dynamic, "steps": (args.steps + 1) * args.updates}},
+                           "dynamic_sampling": args.dynamic, "steps": (args.steps + 1) * args.updates,
+                           "top_k": 50, "engine": engine}},
     })
     ends: list[float] = []
 

@@ -38,6 +38,7 @@ def test_an_invalid_train_section_is_refused_with_the_key(tmp_path):
 def test_an_unknown_dataset_domain_is_refused_before_any_training(tmp_path):
     data = yaml.safe_load((ROOT / "configs" / "train_grant_tiny.yaml").read_text())
     data["train"]["dataset"].update(domain="astrology", prompt_format="record")
+    data["train"]["dataset"].pop("contrast")  # the demo's pairs need its compact rows
     data["train"]["curriculum"] = None
     data["train"]["grpo"].pop("explore_temperature")  # it needs the curriculum
     data["train"]["warmup"] = None
@@ -97,7 +98,7 @@ def test_serve_reward_answers_openrlhf_over_http_with_the_key_from_the_environme
 @pytest.mark.slow
 def test_train_on_the_tiny_config_writes_metrics_curve_checkpoint_and_heldout_table(tmp_path):
     data = yaml.safe_load((ROOT / "configs" / "train_grant_tiny.yaml").read_text())
-    data["train"].update(model_cache_dir=str(tmp_path / "tiny"), heldout={"n": 16, "seed": 1},
+    data["train"].update(model_cache_dir=str(tmp_path / "tiny"), heldout={"n": 16, "seed": 1, "every": 1},
                          warmup={"steps": 20, "batch_size": 32, "learning_rate": 0.001}, save_every=1)
     data["train"]["grpo"].update(batch_size=4, group_size=4, updates_per_generation=1)
     (tmp_path / "run.yaml").write_text(yaml.safe_dump(data))
@@ -114,5 +115,8 @@ def test_train_on_the_tiny_config_writes_metrics_curve_checkpoint_and_heldout_ta
     assert (out / "final" / "config.json").is_file() and (out / "checkpoint-2").is_dir()
     summary = json.loads((out / "summary.json").read_text())
     assert summary["steps"] == 2 and summary["heldout_before"]["n"] == 16 and summary["heldout_after"]["n"] == 16
+    # Scored during training too (every step but the last, which is the evaluation after training).
+    assert [entry["step"] for entry in summary["heldout_during"]] == [1] and not summary["stopped_early"]
+    assert "held-out during training (step: all, worst branch): 1: " in result.output
     assert set(summary["heldout_after"]["per_branch"]) == {"active_grant", "income_over_threshold", "minor",
                                                            "non_resident", "permit"}

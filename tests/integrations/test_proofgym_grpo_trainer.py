@@ -135,6 +135,7 @@ def test_prompts_every_sample_answered_wrong_are_sampled_hotter_in_a_generation_
     trainer._metrics = {"train": defaultdict(list)}
     trainer.generation_config = type("Config", (), {"temperature": 1.0})()
     trainer.generation_kwargs = {"temperature": 1.0}
+    trainer._sampled_at = None
     rows = [{"id": i} for i in range(3)]
     trainer.rows = rows
     wrong = {id(rows[1])}  # row 1's last group: every sample wrong
@@ -143,7 +144,7 @@ def test_prompts_every_sample_answered_wrong_are_sampled_hotter_in_a_generation_
 
     def generate(self, inputs):
         seen.append(([int(x["row_index"]) for x in inputs], self.generation_config.temperature,
-                     self.generation_kwargs["temperature"]))
+                     self.generation_kwargs["temperature"], self._sampled_at))
         b = len(inputs)
         self._last_correct = [int(x["row_index"]) == 1 for x in inputs]
         return {"prompt_ids": torch.ones(b, 2, dtype=torch.long), "prompt_mask": torch.ones(b, 2, dtype=torch.long),
@@ -155,8 +156,9 @@ def test_prompts_every_sample_answered_wrong_are_sampled_hotter_in_a_generation_
     inputs = [{"row_index": i} for i in (0, 0, 1, 1, 2, 2)]
     ordered, output = trainer._generate_explored(inputs)
     # Rows 0 and 2 at the base temperature, then row 1 hotter; the temperature is restored after.
-    assert seen == [([0, 0, 2, 2], 1.0, 1.0), ([1, 1], 2.0, 2.0)]
+    assert seen == [([0, 0, 2, 2], 1.0, 1.0, 1.0), ([1, 1], 2.0, 2.0, 2.0)]
     assert trainer.generation_config.temperature == 1.0 and trainer.generation_kwargs["temperature"] == 1.0
+    assert trainer._sampled_at is None
     assert [x["row_index"] for x in ordered] == [0, 0, 2, 2, 1, 1]
     assert output["advantages"].tolist() == [0.0, 0.0, 2.0, 2.0, 1.0, 1.0]  # every group, flat ones too
     assert trainer._last_correct == [False, False, False, False, True, True]
@@ -233,3 +235,197 @@ def test_the_tiny_model_is_built_in_the_configured_shape(tmp_path):
     shape = model.config
     assert (shape.hidden_size, shape.num_hidden_layers, shape.num_attention_heads, shape.intermediate_size) == \
         (64, 2, 2, 96)
+
+
+def _built(tiny, tmp_path, **grpo):
+    model, tokenizer = tiny
+    run = _run(tmp_path, **grpo)
+    rows, _ = training_rows(run, run.train, tokenizer)
+    return build_grpo_trainer(run, model, rows, tokenizer=tokenizer, config_overrides={"disable_tqdm": True})
+
+
+def test_proofgym_decodes_each_group_once_and_trl_generates_where_sampling_is_not_plain(tiny, tmp_path, monkeypatch):
+    import proofgym.training as training
+    from trl import GRPOTrainer
+
+    calls = []
+    real = training.sample_token_ids
+
+    def spy(model, prompts, **kwargs):
+        calls.append((len(prompts), kwargs["num_samples"], kwargs["temperature"], kwargs["top_k"]))
+        return real(model, prompts, **kwargs)
+
+    monkeypatch.setattr(training, "sample_token_ids", spy)
+    trainer = _built(tiny, tmp_path, top_k=7, temperature=1.5)
+    try:
+        prompts = [[5, 6, 7]] * 4 + [[8, 9]] * 4
+        completions, logprobs = trainer._generate_single_turn(prompts, None, {}, 4)
+        # Two groups of four: each prompt decoded once for its four samples, at the configured sampling.
+        assert calls == [(2, 4, 1.5, 7)] and len(completions) == 8 and logprobs is None
+        eos = set(trainer.eos_token_ids)
+        assert all(c and all(t not in eos for t in c[:-1]) and len(c) <= 24 for c in completions)
+        # Prompts that are not in groups: one sample each.
+        trainer._generate_single_turn([[5, 6], [8, 9], [5, 6], [7]], None, {}, 4)
+        assert calls[-1][:2] == (4, 1)
+        # Sampling that is not plain temperature / top-k: TRL's own generate().
+        theirs = []
+        monkeypatch.setattr(GRPOTrainer, "_generate_single_turn",
+                            lambda self, *a, **k: theirs.append(a) or ([[1]] * len(a[0]), None))
+        trainer.generation_config.top_p = 0.9
+        trainer._generate_single_turn(prompts, None, {}, 4)
+        assert len(theirs) == 1 and len(calls) == 2
+    finally:
+        trainer.reward_funcs[0].close()
+    transformers = _built(tiny, tmp_path, engine="trl")
+    try:
+        transformers._generate_single_turn([[5, 6]], None, {}, 1)
+        assert len(theirs) == 2 and len(calls) == 2
+    finally:
+        transformers.reward_funcs[0].close()
+
+
+def test_the_engine_setting_is_checked():
+    with pytest.raises(ConfigError, match="engine"):
+        _run("out", engine="vllm")
+    with pytest.raises(ValueError, match="engine must be 'proofgym' or 'trl'"):
+        ProofgymGRPOTrainer.__init__(ProofgymGRPOTrainer.__new__(ProofgymGRPOTrainer), model=None,
+                                     args=type("Args", (), {"beta": 0.0})(), engine="vllm")
+
+
+def test_shared_prompt_log_probabilities_and_gradients_are_trls_own(tiny, tmp_path, monkeypatch):
+    import proofgym.training as training
+    from trl import GRPOTrainer
+
+    shared = []
+    real = training.shared_prompt_logprobs
+    monkeypatch.setattr(training, "shared_prompt_logprobs", lambda *a, **k: shared.append(a[1]) or real(*a, **k))
+    trainer = _built(tiny, tmp_path, temperature=1.5)
+    try:
+        model = trainer.model
+        pad = trainer._tokenizer.pad_token_id
+        # Two groups: prompts left-padded to one width, completions right-padded (the second group's shorter).
+        prompts = [[pad, pad, 5, 6, 7]] * 3 + [[8, 9, 10, 11, 12]] * 3
+        completions = [[20, 21, 22, 2], [23, 24, pad, pad], [25, 2, pad, pad], [26, 27, 28, 29], [30, 2, pad, pad],
+                       [31, 32, 33, 2]]
+        ids = torch.tensor([p + c for p, c in zip(prompts, completions)])
+        mask = (ids != pad).long()
+        assert trainer._shares_prompts(model, ids, 4, False, {"pixel_values": None})
+        assert not trainer._shares_prompts(model, ids, 4, False, {"pixel_values": torch.ones(1)})
+        assert not trainer._shares_prompts(model, ids, 4, True, {})
+
+        def run(function):
+            model.zero_grad()
+            logps, entropies, _ = function(trainer, model, ids, mask, 4, compute_entropy=True)
+            (logps * mask[:, -4:]).sum().backward()
+            grads = [p.grad.clone() for p in model.parameters() if p.grad is not None]
+            return logps.detach() * mask[:, -4:], entropies * mask[:, -4:], grads
+
+        ours = run(ProofgymGRPOTrainer._get_per_token_logps_and_entropies)
+        theirs = run(GRPOTrainer._get_per_token_logps_and_entropies)
+        assert shared == [[[5, 6, 7]] * 3 + [[8, 9, 10, 11, 12]] * 3]  # ours ran, with the prompts unpadded
+        assert torch.allclose(ours[0], theirs[0], atol=1e-5) and torch.allclose(ours[1], theirs[1], atol=1e-5)
+        assert len(ours[2]) == len(theirs[2]) > 0
+        assert all(torch.allclose(a, b, atol=1e-5, rtol=1e-4) for a, b in zip(ours[2], theirs[2]))
+        # Rows sampled hotter (explore_temperature) are scored at their own temperature, as the compact loop does.
+        trainer._loss_temperatures = torch.tensor([1.5] * 3 + [3.0] * 3)
+        with torch.no_grad():
+            mixed = trainer._get_per_token_logps_and_entropies(model, ids, mask, 4)[0]
+            cold = real(model, [p[2:] for p in prompts[:3]], completions[:3], pad_id=pad, temperature=1.5)
+            hot = real(model, prompts[3:], completions[3:], pad_id=pad, temperature=3.0)
+        trainer._loss_temperatures = None
+        keep = mask[:, -4:].bool()
+        assert torch.allclose(mixed[keep], torch.cat([cold, hot])[keep], atol=1e-5)
+        assert not torch.allclose(mixed[3:][keep[3:]], theirs[0][3:][keep[3:]], atol=1e-3)
+        # A vocabulary whose logits would not fit: TRL's fused LM head.
+        import proofgym.integrations._trl_trainer as module
+
+        limit = module._SHARED_LOGITS_BYTES
+        module._SHARED_LOGITS_BYTES = 6 * 4 * 4 * model.config.vocab_size - 1
+        try:
+            assert not trainer._shares_prompts(model, ids, 4, False, {})
+        finally:
+            module._SHARED_LOGITS_BYTES = limit
+    finally:
+        trainer.reward_funcs[0].close()
+
+
+def test_a_steps_metrics_weigh_each_generation_round_by_its_completions():
+    # An explored round of 8 hot samples beside a round of 128: TRL would log the plain mean of the two.
+    trainer = ProofgymGRPOTrainer.__new__(ProofgymGRPOTrainer)
+    trainer._metrics = {"train": defaultdict(list)}
+    metrics = trainer._metrics["train"]
+    metrics["proofgym/format_ok_share"].append(0.5)  # an earlier step's entry, left alone
+    logged = {name: len(values) for name, values in metrics.items()}
+    trainer._round_sizes = [128, 8]
+    for name, first, second in (("proofgym/format_ok_share", 1.0, 0.25), ("completions/min_length", 7.0, 3.0),
+                                ("completions/max_length", 20.0, 24.0),
+                                ("completions/mean_terminated_length", 12.0, float("nan"))):
+        metrics[name] += [first, second]
+    metrics["proofgym/sampling_rounds"].append(2.0)  # not one entry per round: left alone
+    trainer._weigh_round_metrics(logged)
+    assert metrics["proofgym/format_ok_share"] == [0.5, pytest.approx((128 + 0.25 * 8) / 136)]
+    assert metrics["completions/min_length"] == [3.0] and metrics["completions/max_length"] == [24.0]
+    assert metrics["completions/mean_terminated_length"] == [12.0]
+    assert metrics["proofgym/sampling_rounds"] == [2.0]
+    trainer._round_sizes = [128]  # one round: nothing to fold
+    metrics["reward"] += [1.0]
+    trainer._weigh_round_metrics({})
+    assert metrics["reward"] == [1.0]
+
+
+def test_the_heldout_callback_scores_the_kept_weights_and_stops_after_two_evaluations_at_the_threshold():
+    from types import SimpleNamespace
+
+    from transformers import TrainerControl
+
+    from proofgym.integrations._trl_trainer import HeldoutCallback, WeightAverageCallback
+    from proofgym.training import HeldoutReport
+
+    def report(*correct):  # two branches of 10 rows
+        return HeldoutReport(n=20, accuracy=sum(correct) / 20,
+                             per_branch={"deny": (correct[0], 10), "permit": (correct[1], 10)})
+
+    scores = iter([report(5, 10), report(10, 9), report(9, 9), report(10, 10)])
+    scored, messages = [], []
+
+    def evaluate(model):
+        scored.append(model)
+        return next(scores)
+
+    live = torch.nn.Linear(1, 1)
+    average = WeightAverageCallback(0.5)
+    average.on_train_begin(None, None, None, model=live)
+    callback = HeldoutCallback(evaluate, every=2, stop_at=0.9, average=average, on_status=messages.append)
+    control = TrainerControl()
+    for step in range(1, 11):
+        callback.on_step_end(None, SimpleNamespace(global_step=step, max_steps=10), control, model=live)
+        if control.should_training_stop:
+            break
+    # Steps 2, 4, 6: 50 % on one branch, then 90 % and 90 %: two in a row at 0.9, so it stops at step 6.
+    assert [step for step, _ in callback.evaluations] == [2, 4, 6] and step == 6
+    assert callback.stopped_early and all(model is average.average.model for model in scored)
+    assert messages[0] == "held-out at step 2: 75.0%, worst branch deny 50.0%" and "stopping at step 6" in messages[-1]
+    # Without a threshold it never stops; without an average it scores the live policy; the last step is left to
+    # the evaluation after training.
+    scores = iter([report(10, 10)] * 5)
+    plain = HeldoutCallback(evaluate, every=2)
+    control = TrainerControl()
+    for step in range(1, 11):
+        plain.on_step_end(None, SimpleNamespace(global_step=step, max_steps=10), control, model=live)
+    assert [step for step, _ in plain.evaluations] == [2, 4, 6, 8] and not control.should_training_stop
+    assert scored[-1] is live and not plain.stopped_early
+    with pytest.raises(ValueError, match="every must be >= 1"):
+        HeldoutCallback(evaluate, every=0)
+
+
+def test_heldout_evaluations_during_training_are_checked():
+    with pytest.raises(ConfigError, match="stop_at needs every > 0"):
+        parse_run_config({**DEMO_RUN_CONFIG, "train": {"model": "proofgym:tiny", "heldout": {"stop_at": 0.9},
+                                                       "dataset": {"domain": "grant_eligibility"}}})
+    with pytest.raises(ConfigError, match="heldout.every needs held-out rows"):
+        parse_run_config({**DEMO_RUN_CONFIG, "train": {"model": "proofgym:tiny", "heldout": {"n": 0, "every": 5},
+                                                       "dataset": {"domain": "grant_eligibility"}}})
+    with pytest.raises(ConfigError, match="stop_at"):
+        parse_run_config({**DEMO_RUN_CONFIG, "train": {"model": "proofgym:tiny",
+                                                       "heldout": {"every": 5, "stop_at": 1.5},
+                                                       "dataset": {"domain": "grant_eligibility"}}})

@@ -71,3 +71,56 @@ def test_every_sample_of_a_prompt_starts_from_the_same_prompt_and_stops_at_its_e
         kept = [t for t, m in zip(row, mask) if m]
         assert truncated or (kept[-1] == eos and eos not in kept[:-1])
         assert all(t == tokenizer.pad_token_id for t, m in zip(row, mask) if not m)
+
+
+def _token_ids(tokenizer, prompts):
+    return [tokenizer(prompt)["input_ids"] for prompt in prompts]
+
+
+def test_token_level_sampling_with_top_1_is_greedy_and_each_completion_ends_at_its_first_eos(warm_model):
+    from proofgym.training import sample_token_ids
+
+    model, tokenizer = warm_model
+    prompts = _prompts(6)
+    greedy = generate(model, tokenizer, prompts, greedy=True, max_new_tokens=20)
+    eos = tokenizer.eos_token_id
+    got = sample_token_ids(model, _token_ids(tokenizer, prompts), num_samples=3, temperature=1.0, max_new_tokens=20,
+                           eos_ids=[eos], pad_id=tokenizer.pad_token_id, top_k=1)
+    assert len(got) == 18
+    for row, tokens in enumerate(got):
+        expected = greedy.completion_ids[row // 3][greedy.completion_mask[row // 3].bool()].tolist()
+        assert tokens == expected
+        assert eos not in tokens[:-1] and (tokens[-1] == eos or len(tokens) == 20)
+
+
+def test_token_level_sampling_draws_from_the_models_distribution(small_model):
+    # The first token's frequencies over many samples follow the model's next-token probabilities.
+    from proofgym.training import sample_token_ids
+
+    model, tokenizer = small_model
+    torch.manual_seed(0)
+    prompt = _token_ids(tokenizer, _prompts(1))
+    got = sample_token_ids(model, prompt, num_samples=4000, temperature=2.0, max_new_tokens=1,
+                           eos_ids=[tokenizer.eos_token_id], pad_id=tokenizer.pad_token_id, top_k=5)
+    ids = torch.tensor(prompt)
+    with torch.no_grad():
+        logits = model(input_ids=ids).logits[0, -1, :] / 2.0
+    top = torch.topk(logits, 5)
+    expected = torch.softmax(top.values, -1)
+    counts = torch.tensor([sum(tokens[0] == int(t) for tokens in got) for t in top.indices], dtype=torch.float)
+    assert int(counts.sum()) == 4000  # nothing outside the top 5
+    assert torch.allclose(counts / 4000, expected, atol=0.03)
+
+
+def test_token_level_sampling_refuses_what_it_cannot_sample(small_model):
+    from proofgym.training import sample_token_ids
+
+    model, tokenizer = small_model
+    ok = {"eos_ids": [tokenizer.eos_token_id], "pad_id": tokenizer.pad_token_id}
+    for kwargs, message in (({"num_samples": 0}, "num_samples and max_new_tokens must be >= 1"),
+                            ({"temperature": 0.0}, "temperature must be > 0"),
+                            ({"eos_ids": []}, "eos_ids must name")):
+        with pytest.raises(ValueError, match=message):
+            sample_token_ids(model, [[5, 6]], **{**ok, **kwargs})
+    with pytest.raises(ValueError, match="every prompt needs at least one token"):
+        sample_token_ids(model, [[5], []], **ok)

@@ -271,3 +271,16 @@ class _NoSpread:
 
     def close(self) -> None:
         pass
+
+
+def test_shared_prompt_logprobs_refuses_mismatched_or_empty_input(small_model):
+    from proofgym.training import shared_prompt_logprobs
+
+    model, tokenizer = small_model
+    for prompts, completions, message in (([[5]], [[6], [7]], "one prompt per completion"),
+                                          ([], [], "at least one"),
+                                          ([[5], []], [[6], [7]], "every prompt needs at least one token")):
+        with pytest.raises(ValueError, match=message):
+            shared_prompt_logprobs(model, prompts, completions, pad_id=tokenizer.pad_token_id)
+    logps, entropies = shared_prompt_logprobs(model, [[5, 6], [5, 6]], [[7, 8], [9, 10]], pad_id=0, entropy=True)
+    assert logps.shape == entropies.shape == (2, 2) and bool((logps <= 0).all()) and bool((entropies >= 0).all())

@@ -93,6 +93,13 @@ def train_command(
         except ConfigError as exc:
             fail(exc)
     _print_heldout(result)
+    if result.heldout_during:
+        console.print("held-out during training (step: all, worst branch): " + ", ".join(
+            f"{step}: {report.accuracy:.1%}, {min(report.branch_accuracy().values()):.1%}"
+            for step, report in result.heldout_during))
+    if result.stopped_early:
+        console.print(f"stopped early at step {result.heldout_during[-1][0]} of {total}: every branch at "
+                      f"{run.train.heldout.stop_at:.1%} or above at two held-out evaluations in a row")
     console.print(f"metrics: {result.metrics_csv}")
     console.print(f"reward curve: {result.reward_curve}")
     console.print(f"final model: {result.final_model}")

@@ -68,7 +68,14 @@ class GRPOSettings(_Strict):
                                         "groups with a spread than batch_size scales its loss by the share found")
 
     explore_temperature: float = Field(1.0, ge=1.0, le=10.0, description="with a curriculum: prompts whose last "
-                                       "group every sample answered wrong are sampled at temperature times this")
+                                       "group every sample answered wrong are sampled at temperature times this "
+                                       "(through TRL their loss is the base temperature's: on the demo's task 2 "
+                                       "made the KL jump to 0.3-2 and learning worse)")
+    engine: Literal["proofgym", "trl"] = Field(
+        "proofgym", description="through TRL, who samples the completions and computes their log-probabilities: "
+        "proofgym's loops (each prompt computed once for its group, as the compact loop does; used where the batch "
+        "allows: plain temperature / top-k sampling of text in one process, and a batch's logits within 256 MiB), "
+        "else TRL's own; trl: TRL's own always")
 
     @model_validator(mode="after")
     def _scaling_needs_dynamic_sampling(self) -> GRPOSettings:
@@ -138,7 +145,8 @@ class TrainDatasetSettings(_Strict):
 
 
 class HeldoutSettings(_Strict):
-    """The held-out set scored with greedy decoding before and after training (``n: 0`` skips it).
+    """The held-out set scored with greedy decoding before and after training (``n: 0`` skips it), and with
+    ``every`` during training too (``stop_at``: an early stop once every branch is there twice in a row).
 
     Rows come from ``file`` when given, else ``n`` rows of ``domain`` (default: the training
     dataset's domain) for ``seed``, which must differ from the training seed of the same domain.
@@ -151,6 +159,16 @@ class HeldoutSettings(_Strict):
     domain: str | None = Field(None, min_length=1)
     file: str | None = Field(None, min_length=1)
     batch_size: int = Field(64, ge=1)
+    every: int = Field(0, ge=0, description="also score the held-out rows every N steps during training, the "
+                       "weights that would be kept (the moving average with average_decay); 0: before and after only")
+    stop_at: float | None = Field(None, gt=0.0, le=1.0, description="with every: stop training once every rule "
+                                  "branch is at this accuracy or above at two evaluations in a row")
+
+    @model_validator(mode="after")
+    def _stopping_needs_evaluations(self) -> HeldoutSettings:
+        if self.stop_at is not None and self.every == 0:
+            raise ValueError("stop_at needs every > 0 (the held-out evaluations during training it reads)")
+        return self
 
 
 class CurriculumSettings(_Strict):
@@ -234,6 +252,8 @@ class TrainConfig(_Strict):
         if missing:
             self.heldout = self.heldout.model_copy(update=missing)
         held = self.heldout
+        if held.n == 0 and held.file is None and held.every:
+            raise ValueError("heldout.every needs held-out rows; heldout.n is 0")
         if held.n == 0 or held.file is not None:
             return self
         domain = held.domain or self.dataset.domain

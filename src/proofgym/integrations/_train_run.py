@@ -56,6 +56,8 @@ class TrainResult:
     heldout_after: Any = None
     last_step: Mapping[str, Any] | None = None
     wall_s: float = 0.0
+    heldout_during: tuple[tuple[int, Any], ...] = ()
+    stopped_early: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -68,6 +70,8 @@ class TrainResult:
             "heldout_after": None if self.heldout_after is None else self.heldout_after.to_dict(),
             "last_step": dict(self.last_step or {}),
             "wall_s": self.wall_s,
+            "heldout_during": [{"step": step, **report.to_dict()} for step, report in self.heldout_during],
+            "stopped_early": self.stopped_early,
         }
 
 
@@ -131,10 +135,24 @@ def run_training(run: RunConfig, *, steps: int | None = None, output_dir: str | 
         status(f"GRPO: {train.grpo.steps} steps of {train.grpo.batch_size} prompts x {train.grpo.group_size} "
                "completions")
         callbacks: list[Any] = [_Recorder()]
+        average = None
         if train.average_decay is not None:
             from proofgym.integrations._trl_trainer import WeightAverageCallback
 
-            callbacks.append(WeightAverageCallback(train.average_decay))
+            average = WeightAverageCallback(train.average_decay)
+            callbacks.append(average)
+        during = None
+        if heldout and train.heldout.every:
+            from proofgym.integrations._trl_trainer import HeldoutCallback
+
+            def evaluate(model: Any) -> Any:
+                return evaluate_heldout(model, tokenizer, heldout, reward.reward_fn,
+                                        batch_size=train.heldout.batch_size, max_new_tokens=max_new)
+
+            # After the average's callback, so that an evaluation sees the average with this step in it.
+            during = HeldoutCallback(evaluate, every=train.heldout.every, stop_at=train.heldout.stop_at,
+                                     average=average, on_status=status)
+            callbacks.append(during)
         trainer = build_grpo_trainer(run, model, rows, tokenizer=tokenizer, output_dir=str(out),
                                      reward_fn=reward, callbacks=callbacks, curriculum=curriculum(train, rows),
                                      config_overrides={"disable_tqdm": on_step is not None})
@@ -156,7 +174,9 @@ def run_training(run: RunConfig, *, steps: int | None = None, output_dir: str | 
                      title=f"{run.name}: GRPO on {train.model}")
     result = TrainResult(output_dir=out, steps=len(log.rows), metrics_csv=metrics_csv, reward_curve=curve,
                          summary=out / "summary.json", final_model=final, heldout_before=before,
-                         heldout_after=after, last_step=dict(last), wall_s=time.perf_counter() - started)
+                         heldout_after=after, last_step=dict(last), wall_s=time.perf_counter() - started,
+                         heldout_during=tuple(during.evaluations) if during is not None else (),
+                         stopped_early=during is not None and during.stopped_early)
     result.summary.write_text(json.dumps({"config": run.name, "model": train.model, **result.to_dict()},
                                          indent=2, default=str), encoding="utf-8")
     return result

@@ -318,6 +318,7 @@ def build_grpo_trainer(run_config: RunConfig, model: Any, dataset: Any, *, token
         scale_partial_batches=grpo.scale_partial_batches,
         explore_temperature=grpo.explore_temperature,
         min_lr_ratio=grpo.min_lr_ratio,
+        engine=grpo.engine,
     )
 
 

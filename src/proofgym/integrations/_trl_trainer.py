@@ -1,7 +1,7 @@
 """proofgym's GRPOTrainer (TRL 1.16): a curriculum sampler, dynamic sampling, the warmed-up model as KL reference.
 
 Imported by :func:`~proofgym.integrations.build_grpo_trainer` only (it imports torch and trl).
-:class:`ProofgymGRPOTrainer` is TRL's ``GRPOTrainer`` with four changes:
+:class:`ProofgymGRPOTrainer` is TRL's ``GRPOTrainer`` with five changes:
 
 - **Curriculum sampler.** With a :class:`~proofgym.training.BranchCurriculum`, the prompts of each
   generation are drawn through it (:class:`CurriculumSampler`, in place of TRL's ``RepeatSampler``),
@@ -19,6 +19,14 @@ Imported by :func:`~proofgym.integrations.build_grpo_trainer` only (it imports t
   when the trainer is built (with LoRA, TRL's disabled adapters stay the reference).
 - **Learning-rate schedule.** The compact loop's: linear warm-up from ``1 / warmup_steps`` (TRL's
   first update has learning rate 0), then linear decay to ``min_lr_ratio`` of the peak at the last step.
+- **Engine.** With ``engine="proofgym"`` (the default) the compact loop's two shortcuts run where the batch
+  allows, both for the same reason: the 8 samples of a group share their prompt. Completions are sampled by
+  :func:`~proofgym.training.sample_token_ids` (each prompt computed once for its group, where transformers'
+  ``generate()`` runs every copy; no per-step logits processors) when the sampling is plain temperature / top-k
+  of a text model in one process without vLLM; and the log-probabilities of the policy and the reference come
+  from :func:`~proofgym.training.shared_prompt_logprobs` (each distinct prompt's forward pass once, its keys and
+  values handed to its completions) when the batch is text and its logits fit in 256 MiB (TRL's fused LM head
+  avoids them for a large vocabulary). Same distributions and log-probabilities; elsewhere TRL's own code runs.
 """
 
 from __future__ import annotations
@@ -26,7 +34,7 @@ from __future__ import annotations
 import contextlib
 import copy
 import random
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 import torch
@@ -45,6 +53,11 @@ _MERGEABLE = {
     "ref_per_token_logps": ("right", 0.0),
     "sampling_per_token_logps": ("right", 0.0),
 }
+
+
+# Above this many bytes of a batch's fp32 logits the log-probabilities come from TRL's fused LM head, which never
+# holds them (a 150k vocabulary, 128 completions of 256 tokens: 20 GB); the tiny model's batch needs 5 MB.
+_SHARED_LOGITS_BYTES = 256 << 20
 
 
 class CurriculumSampler(Sampler[int]):
@@ -74,14 +87,20 @@ class ProofgymGRPOTrainer(GRPOTrainer):
 
     ``explore_temperature`` (with a curriculum): the prompts whose last group every sample answered wrong are
     sampled in a generation of their own at ``temperature * explore_temperature``, as the compact loop does, so
-    that a confidently wrong boundary case can still show a right answer. Unlike the compact loop, the loss of
-    those samples is the base temperature's: TRL divides the logits by one temperature, in the fused LM head it
-    patches into the policy and the reference, so the hotter samples enter the loss as slightly off-policy ones.
+    that a confidently wrong boundary case can still show a right answer. Each row carries the temperature it was
+    sampled at (``sampling_temperature``), and where proofgym's engine computes the log-probabilities (see the
+    module docstring) the policy's and the reference's are those of that temperature, as in the compact loop.
+    Where TRL's fused LM head computes them, they are the base temperature's (TRL divides the logits by one
+    temperature), so the hotter samples enter the loss as off-policy ones: on the demo's task that made the KL
+    jump to 0.3-2 and learning worse.
     """
 
     def __init__(self, *, model: Any, args: Any, rows: Sequence[Mapping[str, Any]] = (), curriculum: Any = None,
                  dynamic_sampling: bool = False, max_sampling_rounds: int = 3, min_lr_ratio: float = 0.0,
-                 scale_partial_batches: bool = False, explore_temperature: float = 1.0, **kwargs: Any) -> None:
+                 scale_partial_batches: bool = False, explore_temperature: float = 1.0,
+                 engine: str = "proofgym", **kwargs: Any) -> None:
+        if engine not in ("proofgym", "trl"):
+            raise ValueError(f"engine must be 'proofgym' or 'trl', got {engine!r}")
         # TRL would build the KL reference from the policy's name_or_path on disk; copy it as it is instead.
         beta = args.beta
         reference = None
@@ -104,6 +123,7 @@ class ProofgymGRPOTrainer(GRPOTrainer):
             raise ValueError(f"explore_temperature must be >= 1, got {explore_temperature}")
         if max_sampling_rounds < 1:
             raise ValueError(f"max_sampling_rounds must be >= 1, got {max_sampling_rounds}")
+        self.engine = engine
         self.rows = list(rows)
         self.curriculum = curriculum
         self.dynamic_sampling = dynamic_sampling
@@ -112,6 +132,9 @@ class ProofgymGRPOTrainer(GRPOTrainer):
         self.scale_partial_batches = scale_partial_batches
         self.explore_temperature = float(explore_temperature)
         self._loss_scale = 1.0  # of the generation being trained on: the share of its quota of groups found
+        self._round_sizes: list[int] = []  # completions per generation round of the step being generated
+        self._sampled_at: float | None = None  # the temperature of the generation under way, when not the base
+        self._loss_temperatures: Any = None  # the sampling temperature of each row of the loss being computed
         self._index_of = {id(row): i for i, row in enumerate(self.rows)}
         self._rng = random.Random(self.args.seed)
 
@@ -152,6 +175,8 @@ class ProofgymGRPOTrainer(GRPOTrainer):
         groups = len(inputs) // self.num_generations
         rounds: list[tuple[list[dict[str, Any]], dict[str, Any], list[bool]]] = []
         with_signal = 0
+        logged = {name: len(values) for name, values in self._metrics["train"].items()}
+        self._round_sizes = []
         for round_ in range(self.max_sampling_rounds if self.dynamic_sampling else 1):
             if round_:
                 inputs = [dict(self.train_dataset[i]) for i in self.draw_indices(groups)
@@ -162,6 +187,7 @@ class ProofgymGRPOTrainer(GRPOTrainer):
             if with_signal >= groups:
                 break
         self._observe(rounds)
+        self._weigh_round_metrics(logged)
         output = self._merge(rounds, groups) if self.dynamic_sampling else rounds[0][1]
         self._metrics["train"]["proofgym/sampling_rounds"].append(float(len(rounds)))
         trained = len(output["advantages"]) // self.num_generations
@@ -196,32 +222,75 @@ class ProofgymGRPOTrainer(GRPOTrainer):
 
     @contextlib.contextmanager
     def _sampling_temperature(self, temperature: float) -> Iterator[None]:
-        """A context in which TRL's generation samples at ``temperature`` (its loss keeps its own)."""
+        """A context in which TRL's generation samples at ``temperature``; the generation's rows then carry it as
+        ``sampling_temperature``, the temperature of their log-probabilities where proofgym computes them."""
         config, kwargs = getattr(self, "generation_config", None), getattr(self, "generation_kwargs", None)
-        before = (getattr(config, "temperature", None), (kwargs or {}).get("temperature"))
+        before = (getattr(config, "temperature", None), (kwargs or {}).get("temperature"), self._sampled_at)
         try:
             if config is not None:
                 config.temperature = temperature
             if kwargs is not None:
                 kwargs["temperature"] = temperature
+            self._sampled_at = temperature
             yield
         finally:
             if config is not None:
                 config.temperature = before[0]
             if kwargs is not None:
                 kwargs["temperature"] = before[1]
+            self._sampled_at = before[2]
+
+    def _generate_single_turn(self, prompt_ids: Any, images: Any, multimodal_fields: Any, num_generations: int,
+                              has_tool_images: bool = False) -> tuple[list[list[int]], Any]:
+        if not self._decodes_itself(images, multimodal_fields):
+            return super()._generate_single_turn(prompt_ids, images, multimodal_fields, num_generations,
+                                                 has_tool_images)
+        from trl.extras.profiling import profiling_context
+
+        from proofgym.training import sample_token_ids
+
+        prompts, samples = [list(ids) for ids in prompt_ids], 1
+        n = num_generations
+        if n > 1 and len(prompts) % n == 0 and all(prompts[i] == prompts[i - i % n] for i in range(len(prompts))):
+            prompts, samples = prompts[::n], n  # TRL's sampler repeats each prompt for its group, in a row
+        config = self.generation_config
+        with profiling_context(self, "proofgym.sample_token_ids"):
+            completions = sample_token_ids(
+                self.accelerator.unwrap_model(self.model_wrapped), prompts, num_samples=samples,
+                temperature=float(config.temperature), max_new_tokens=self.max_completion_length,
+                eos_ids=list(self.eos_token_ids), pad_id=self._tokenizer.pad_token_id, top_k=config.top_k or None)
+        return completions, None
+
+    def _decodes_itself(self, images: Any, multimodal_fields: Any) -> bool:
+        """Whether this generation can run :func:`~proofgym.training.sample_token_ids` and sample what TRL's
+        ``generate()`` would: plain temperature / top-k sampling of a text model in one process."""
+        config = getattr(self, "generation_config", None)
+        return (self.engine == "proofgym" and config is not None and not self.use_vllm
+                and not getattr(self, "use_transformers_continuous_batching", False)
+                and not images and not multimodal_fields and self.args.generation_kwargs is None
+                and self.accelerator.num_processes == 1 and not self.is_deepspeed_enabled
+                and not self.is_fsdp_enabled
+                and getattr(config, "top_p", None) in (None, 1.0) and not getattr(config, "min_p", None)
+                and getattr(config, "repetition_penalty", None) in (None, 1.0)
+                and not getattr(config, "suppress_tokens", None) and self._tokenizer.pad_token_id is not None)
 
     def _generate_round(self, inputs: list[dict[str, Any]]) -> dict[str, Any]:
         """One generation, scored. With several updates per generation TRL runs one more forward pass for the
         sampling policy's log-probabilities; here the first update's own (the weights have not moved yet,
         and dropout is off) are kept for the later updates instead (see :meth:`compute_loss`)."""
+        self._round_sizes.append(len(inputs))
         if not self._reuses_first_logps():
-            return super()._generate_and_score_completions(inputs)
-        iterations, self.num_iterations = self.num_iterations, 1
-        try:
-            return super()._generate_and_score_completions(inputs)
-        finally:
-            self.num_iterations = iterations
+            output = super()._generate_and_score_completions(inputs)
+        else:
+            iterations, self.num_iterations = self.num_iterations, 1
+            try:
+                output = super()._generate_and_score_completions(inputs)
+            finally:
+                self.num_iterations = iterations
+        temperature = self._sampled_at if self._sampled_at is not None else self.temperature
+        output["sampling_temperature"] = torch.full((len(output["advantages"]),), float(temperature),
+                                                    device=output["advantages"].device)
+        return output
 
     def _reuses_first_logps(self) -> bool:
         args = self.args
@@ -232,24 +301,86 @@ class ProofgymGRPOTrainer(GRPOTrainer):
                      num_items_in_batch: Any = None) -> Any:
         if self.model.training and self._reuses_first_logps() and inputs.get("old_per_token_logps") is None:
             self._keep_logps_in = inputs  # the buffered batch, which the next updates read again
+        self._loss_temperatures = inputs.get("sampling_temperature")
         try:
             result = super().compute_loss(model, inputs, return_outputs=return_outputs,
                                           num_items_in_batch=num_items_in_batch)
         finally:
-            self._keep_logps_in = None
+            self._keep_logps_in = self._loss_temperatures = None
         if self.model.training and self._loss_scale != 1.0:
             if return_outputs:
                 return result[0] * self._loss_scale, result[1]
             return result * self._loss_scale
         return result
 
-    def _get_per_token_logps_and_entropies(self, *args: Any, **kwargs: Any) -> Any:
-        result = super()._get_per_token_logps_and_entropies(*args, **kwargs)
+    def _get_per_token_logps_and_entropies(self, model: Any, input_ids: Any, attention_mask: Any,
+                                           logits_to_keep: int, batch_size: int | None = None,
+                                           compute_entropy: bool = False, compute_aux_loss: bool = False,
+                                           **inputs: Any) -> Any:
+        if self._shares_prompts(model, input_ids, logits_to_keep, compute_aux_loss, inputs):
+            result = self._shared_prompt_logps(model, input_ids, attention_mask, logits_to_keep, compute_entropy)
+        else:
+            result = super()._get_per_token_logps_and_entropies(
+                model, input_ids, attention_mask, logits_to_keep, batch_size=batch_size,
+                compute_entropy=compute_entropy, compute_aux_loss=compute_aux_loss, **inputs)
         keep = getattr(self, "_keep_logps_in", None)
         if keep is not None:
             keep["old_per_token_logps"] = result[0].detach()
             self._keep_logps_in = None
         return result
+
+    def _weigh_round_metrics(self, logged: Mapping[str, int]) -> None:
+        """One entry per metric for this step's generations, the mean of its rounds' entries weighted by their
+        completions. TRL appends one entry per generation round (the mean over the round's completions) and logs
+        the unweighted mean of a step's entries: an explored round of 8 hot samples would weigh as much as the
+        128 of the round beside it."""
+        sizes = self._round_sizes
+        if len(sizes) < 2:
+            return
+        for name, values in self._metrics["train"].items():
+            start = logged.get(name, 0)
+            if len(values) - start != len(sizes):
+                continue
+            pairs = [(v, n) for v, n in zip(values[start:], sizes, strict=True) if v == v]  # NaN: none in the round
+            del values[start:]
+            last = name.rsplit("/", 1)[-1]
+            if not pairs:
+                values.append(float("nan"))
+            elif last.startswith(("min", "max")):  # completions/min_length...: the extreme over the rounds
+                values.append((min if last.startswith("min") else max)(v for v, _ in pairs))
+            else:
+                values.append(sum(v * n for v, n in pairs) / sum(n for _, n in pairs))
+
+    def _shares_prompts(self, model: Any, input_ids: Any, logits_to_keep: int, compute_aux_loss: bool,
+                        inputs: Mapping[str, Any]) -> bool:
+        """Whether :func:`~proofgym.training.shared_prompt_logprobs` can score this batch: text only, no MoE
+        auxiliary loss, one process, and the batch's logits within :data:`_SHARED_LOGITS_BYTES`."""
+        if (self.engine != "proofgym" or compute_aux_loss or any(v is not None for v in inputs.values())
+                or self.accelerator.num_processes != 1 or self.is_deepspeed_enabled or self.is_fsdp_enabled
+                or self._tokenizer.pad_token_id is None):
+            return False
+        head = model.get_output_embeddings() if hasattr(model, "get_output_embeddings") else None
+        vocab = getattr(getattr(head, "weight", None), "shape", (None,))[0]
+        return vocab is not None and input_ids.shape[0] * logits_to_keep * vocab * 4 <= _SHARED_LOGITS_BYTES
+
+    def _shared_prompt_logps(self, model: Any, input_ids: Any, attention_mask: Any, logits_to_keep: int,
+                             compute_entropy: bool) -> tuple[Any, Any, None]:
+        from trl.extras.profiling import profiling_context
+
+        from proofgym.training import shared_prompt_logprobs
+
+        prompt_ids, prompt_mask = input_ids[:, :-logits_to_keep], attention_mask[:, :-logits_to_keep]
+        prompts = [[t for t, m in zip(ids, mask) if m] for ids, mask in zip(prompt_ids.tolist(), prompt_mask.tolist())]
+        completions = input_ids[:, -logits_to_keep:].tolist()  # padding included: its values are masked out
+        # The temperature each row was sampled at: the loss's rows carry theirs; a generation's reference pass runs
+        # while its temperature is set.
+        temperature = self._loss_temperatures if self._loss_temperatures is not None else \
+            self._sampled_at if self._sampled_at is not None else self.temperature
+        with profiling_context(self, "proofgym.shared_prompt_logprobs"), self.accelerator.autocast():
+            result = shared_prompt_logprobs(model, prompts, completions, pad_id=self._tokenizer.pad_token_id,
+                                            temperature=temperature, entropy=compute_entropy)
+        logps, entropies = result if compute_entropy else (result, None)
+        return logps, entropies, None
 
     def _spread(self, output: Mapping[str, Any]) -> Any:
         """Per group: whether any completion has a non-zero advantage."""
@@ -298,7 +429,7 @@ class ProofgymGRPOTrainer(GRPOTrainer):
             return rounds[0][1]
         outputs = [output for output, _ in picked]
         first = outputs[0]
-        known = {*_MERGEABLE, "advantages", "num_items_in_batch"}
+        known = {*_MERGEABLE, "advantages", "num_items_in_batch", "sampling_temperature"}
         unknown = sorted(k for k, v in first.items() if isinstance(v, torch.Tensor) and k not in known)
         if unknown:
             raise ValueError(f"dynamic sampling cannot merge generation batches with {unknown} (multimodal or tool "
@@ -315,6 +446,9 @@ class ProofgymGRPOTrainer(GRPOTrainer):
             parts = [_pad_to(output[key][g * n:(g + 1) * n], width, side, value) for output, g in picked]
             merged[key] = torch.cat(parts, dim=0)
         merged["advantages"] = torch.cat([output["advantages"][g * n:(g + 1) * n] for output, g in picked])
+        if all(output.get("sampling_temperature") is not None for output in outputs):
+            merged["sampling_temperature"] = torch.cat([output["sampling_temperature"][g * n:(g + 1) * n]
+                                                        for output, g in picked])
         merged["num_items_in_batch"] = merged["completion_mask"].sum()  # no tool_mask: refused above
         for key, value in first.items():
             merged.setdefault(key, value)
@@ -360,6 +494,47 @@ class WeightAverageCallback(TrainerCallback):
         with torch.no_grad():
             for live, average in zip(model.parameters(), self.average.model.parameters(), strict=True):
                 live.copy_(average)
+
+
+class HeldoutCallback(TrainerCallback):
+    """Scores the held-out rows every ``every`` steps with ``evaluate(model)``: the moving average of ``average``
+    (a :class:`WeightAverageCallback`) when given, the live policy otherwise. With ``stop_at`` it stops training
+    once every rule branch is at ``stop_at`` or above at two evaluations in a row. ``evaluations`` holds
+    ``(step, report)`` pairs; the last step is not scored here (the caller scores the final weights)."""
+
+    def __init__(self, evaluate: Callable[[Any], Any], *, every: int, stop_at: float | None = None,
+                 average: Any = None, on_status: Callable[[str], None] | None = None) -> None:
+        if every < 1:
+            raise ValueError(f"every must be >= 1, got {every}")
+        self.evaluate, self.every, self.stop_at, self.average = evaluate, every, stop_at, average
+        self.on_status = on_status or (lambda message: None)
+        self.evaluations: list[tuple[int, Any]] = []
+        self.stopped_early = False
+
+    def on_step_end(self, args: Any, state: Any, control: Any, model: Any = None, **kwargs: Any) -> Any:
+        step = state.global_step
+        if step % self.every or step >= state.max_steps:
+            return control  # the last step's weights are scored after training anyway
+        kept = self.average.average.model if self.average is not None and self.average.average is not None \
+            else model
+        report = self.evaluate(kept)
+        self.evaluations.append((step, report))
+        accuracies = report.branch_accuracy()
+        worst = min(accuracies, key=accuracies.get) if accuracies else None
+        self.on_status(f"held-out at step {step}: {report.accuracy:.1%}"
+                       + (f", worst branch {worst} {accuracies[worst]:.1%}" if worst is not None else ""))
+        if self.stop_at is not None and len(self.evaluations) >= 2 and all(
+                _every_branch_at(r, self.stop_at) for _, r in self.evaluations[-2:]):
+            self.stopped_early = True
+            control.should_training_stop = True
+            self.on_status(f"stopping at step {step} of {state.max_steps}: every branch at {self.stop_at:.1%} or "
+                           "above at two held-out evaluations in a row")
+        return control
+
+
+def _every_branch_at(report: Any, threshold: float) -> bool:
+    accuracies = report.branch_accuracy()
+    return bool(accuracies) and all(value >= threshold for value in accuracies.values())
 
 
 def _pad_to(tensor: Any, width: int, side: str, value: Any) -> Any:

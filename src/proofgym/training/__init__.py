@@ -10,7 +10,7 @@ from proofgym.training._demo import DEFAULT_STEPS as DEFAULT_DEMO_STEPS
 from proofgym.training._demo import DemoResult, DemoSettings, run_demo
 from proofgym.training._demo_task import DOMAIN_NAME as DEMO_DOMAIN_NAME
 from proofgym.training._demo_task import contrast_rows, demo_completion, demo_rows, demo_run_config
-from proofgym.training._generate import Generation, generate
+from proofgym.training._generate import Generation, generate, sample_token_ids
 from proofgym.training._grpo import (
     CompactGRPO,
     GRPOConfig,
@@ -19,6 +19,7 @@ from proofgym.training._grpo import (
     StepResult,
     group_advantages,
     grpo_loss,
+    shared_prompt_logprobs,
 )
 from proofgym.training._heldout import HeldoutReport, evaluate_heldout
 from proofgym.training._report import MetricsLog
@@ -54,5 +55,7 @@ __all__ = [
     "grpo_loss",
     "prefer_passive_waiting",
     "run_demo",
+    "sample_token_ids",
     "sft_warmup",
+    "shared_prompt_logprobs",
 ]

@@ -120,6 +120,53 @@ def generate(
     return Generation(ids, mask, completion, completion_mask, texts, truncated)
 
 
+def sample_token_ids(
+    model: Any,
+    prompt_ids: Sequence[Sequence[int]],
+    *,
+    num_samples: int = 1,
+    temperature: float = 1.0,
+    max_new_tokens: int = 32,
+    eos_ids: Sequence[int],
+    pad_id: int,
+    top_k: int | None = None,
+) -> list[list[int]]:
+    """``num_samples`` sampled completions of each tokenized prompt, as token lists (row ``i`` answers
+    ``prompt_ids[i // num_samples]``), each up to and including its first end-of-sequence token.
+
+    The decoding loop of :func:`generate` (each prompt's keys and values computed once for its samples, no
+    per-step processors), at ``temperature`` from the whole vocabulary or the ``top_k`` likeliest tokens, for
+    callers that hold token ids (TRL's trainer). Runs under ``torch.no_grad()``; the model's mode is kept.
+    """
+    import torch
+
+    if num_samples < 1 or max_new_tokens < 1:
+        raise ValueError(f"num_samples and max_new_tokens must be >= 1, got {num_samples} and {max_new_tokens}")
+    if not temperature > 0:
+        raise ValueError(f"temperature must be > 0, got {temperature}")
+    if not prompt_ids or any(len(ids) == 0 for ids in prompt_ids):
+        raise ValueError("every prompt needs at least one token")
+    if not eos_ids:
+        raise ValueError("eos_ids must name at least one end-of-sequence token")
+    device = next(model.parameters()).device
+    width = max(len(ids) for ids in prompt_ids)
+    ids = torch.full((len(prompt_ids), width), pad_id, dtype=torch.long, device=device)
+    mask = torch.zeros((len(prompt_ids), width), dtype=torch.long, device=device)
+    for row, tokens in enumerate(prompt_ids):
+        ids[row, width - len(tokens):] = torch.tensor(list(tokens), dtype=torch.long, device=device)
+        mask[row, width - len(tokens):] = 1
+    temperatures = torch.full((len(prompt_ids) * num_samples, 1), float(temperature), device=device)
+    with torch.no_grad():
+        completion = _decode(model, ids, mask, num_samples=num_samples, temperatures=temperatures,
+                             max_new_tokens=max_new_tokens, eos_ids=list(eos_ids), pad_id=pad_id, top_k=top_k)
+    ends = set(int(e) for e in eos_ids)
+    completions = []
+    for tokens in completion.tolist():
+        cut = next((t for t, token in enumerate(tokens) if token in ends), None)
+        completions.append(tokens if cut is None else tokens[:cut + 1])
+    return completions
+
+
 def _decode(model: Any, ids: Any, mask: Any, *, num_samples: int, temperatures: Any, max_new_tokens: int,
             eos_ids: list[int], pad_id: int, top_k: int | None = None) -> Any:
     """``[B * num_samples, T]`` new tokens after the left-padded prompts ``ids`` / ``mask``: ancestral samples at

@@ -374,7 +374,31 @@ class CompactGRPO:
         return {k: v / cfg.updates_per_generation for k, v in totals.items()}
 
 
-def completion_logprobs(model: Any, batch: Mapping[str, Any], temperature: Any = 1.0) -> Any:
+def shared_prompt_logprobs(model: Any, prompts: Sequence[Sequence[int]], completions: Sequence[Sequence[int]], *,
+                           pad_id: int, temperature: float = 1.0, entropy: bool = False) -> Any:
+    """``[B, T]`` log-probabilities of each completion's tokens after its prompt (token lists; ``T`` the longest
+    completion, shorter ones padded with ``pad_id``, whose values are then meaningless), under ``model`` with its
+    logits divided by ``temperature``; with ``entropy``, also the ``[B, T]`` entropies of those next-token
+    distributions (detached). Each distinct prompt runs once for all its completions (see
+    :func:`completion_logprobs`); the gradient flows as through one pass per row."""
+    import torch
+
+    if len(prompts) != len(completions) or not prompts:
+        raise ValueError(f"need one prompt per completion and at least one, got {len(prompts)} and "
+                         f"{len(completions)}")
+    if any(not p for p in prompts):
+        raise ValueError("every prompt needs at least one token")
+    device = next(model.parameters()).device
+    batch = _batch([list(p) for p in prompts], [list(c) for c in completions], _Pad(pad_id), device)
+    return completion_logprobs(model, batch, temperature, entropy=entropy)
+
+
+class _Pad(NamedTuple):
+    pad_token_id: int
+
+
+def completion_logprobs(model: Any, batch: Mapping[str, Any], temperature: Any = 1.0, *,
+                        entropy: bool = False) -> Any:
     """``[B, T]`` log-probabilities of the completion tokens of ``batch`` (see :func:`_batch`) under ``model``
     sampled at ``temperature`` (the logits are divided by it, so the loss is that of the sampling policy): a
     number, or a ``[B]`` tensor with one temperature per row.
@@ -409,7 +433,12 @@ def completion_logprobs(model: Any, batch: Mapping[str, Any], temperature: Any =
     if isinstance(temperature, torch.Tensor):
         temperature = temperature.to(logits.dtype).reshape(-1, 1, 1)
     logits = logits / temperature
-    return torch.log_softmax(logits, dim=-1).gather(-1, completion_ids.unsqueeze(-1)).squeeze(-1)
+    logprobs = torch.log_softmax(logits, dim=-1)
+    chosen = logprobs.gather(-1, completion_ids.unsqueeze(-1)).squeeze(-1)
+    if not entropy:
+        return chosen
+    with torch.no_grad():
+        return chosen, -(logprobs.exp() * logprobs).sum(-1)
 
 
 def _batch(prompts: list[list[int]], completions: list[list[int]], tokenizer: Any, device: Any) -> dict[str, Any]:
