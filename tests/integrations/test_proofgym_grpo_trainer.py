@@ -388,13 +388,21 @@ def test_the_heldout_callback_scores_the_kept_weights_and_stops_after_two_evalua
     scores = iter([report(5, 10), report(10, 9), report(9, 9), report(10, 10)])
     scored, messages = [], []
 
-    def evaluate(model):
-        scored.append(model)
+    def evaluate(model):  # what the model computes, through its forward, when scored
+        scored.append(float(model(torch.ones(1, 1))))
         return next(scores)
 
-    live = torch.nn.Linear(1, 1)
+    live = torch.nn.Linear(1, 1, bias=False)
+    # As TRL patches the policy: an instance forward over the policy's own bound method, which a copy keeps.
+    original = live.forward
+    live.forward = lambda *a, **k: original(*a, **k)
+    with torch.no_grad():
+        live.weight.fill_(0.0)
     average = WeightAverageCallback(0.5)
     average.on_train_begin(None, None, None, model=live)
+    with torch.no_grad():
+        live.weight.fill_(4.0)
+    average.on_step_end(None, None, None, model=live)  # the average: 0.1 * 0 + 0.9 * 4
     callback = HeldoutCallback(evaluate, every=2, stop_at=0.9, average=average, on_status=messages.append)
     control = TrainerControl()
     for step in range(1, 11):
@@ -403,7 +411,8 @@ def test_the_heldout_callback_scores_the_kept_weights_and_stops_after_two_evalua
             break
     # Steps 2, 4, 6: 50 % on one branch, then 90 % and 90 %: two in a row at 0.9, so it stops at step 6.
     assert [step for step, _ in callback.evaluations] == [2, 4, 6] and step == 6
-    assert callback.stopped_early and all(model is average.average.model for model in scored)
+    # Each evaluation ran the average's weights, and the live weights are back after it.
+    assert callback.stopped_early and scored == [pytest.approx(3.6)] * 3 and float(live.weight) == 4.0
     assert messages[0] == "held-out at step 2: 75.0%, worst branch deny 50.0%" and "stopping at step 6" in messages[-1]
     # Without a threshold it never stops; without an average it scores the live policy; the last step is left to
     # the evaluation after training.
@@ -413,7 +422,7 @@ def test_the_heldout_callback_scores_the_kept_weights_and_stops_after_two_evalua
     for step in range(1, 11):
         plain.on_step_end(None, SimpleNamespace(global_step=step, max_steps=10), control, model=live)
     assert [step for step, _ in plain.evaluations] == [2, 4, 6, 8] and not control.should_training_stop
-    assert scored[-1] is live and not plain.stopped_early
+    assert scored[-1] == 4.0 and not plain.stopped_early
     with pytest.raises(ValueError, match="every must be >= 1"):
         HeldoutCallback(evaluate, every=0)
 

@@ -497,8 +497,8 @@ class WeightAverageCallback(TrainerCallback):
 
 
 class HeldoutCallback(TrainerCallback):
-    """Scores the held-out rows every ``every`` steps with ``evaluate(model)``: the moving average of ``average``
-    (a :class:`WeightAverageCallback`) when given, the live policy otherwise. With ``stop_at`` it stops training
+    """Scores the held-out rows every ``every`` steps with ``evaluate(model)``: with the weights of the moving
+    average of ``average`` (a :class:`WeightAverageCallback`) when given, the live policy's otherwise. With ``stop_at`` it stops training
     once every rule branch is at ``stop_at`` or above at two evaluations in a row. ``evaluations`` holds
     ``(step, report)`` pairs; the last step is not scored here (the caller scores the final weights)."""
 
@@ -515,9 +515,10 @@ class HeldoutCallback(TrainerCallback):
         step = state.global_step
         if step % self.every or step >= state.max_steps:
             return control  # the last step's weights are scored after training anyway
-        kept = self.average.average.model if self.average is not None and self.average.average is not None \
-            else model
-        report = self.evaluate(kept)
+        if self.average is not None and self.average.average is not None:
+            report = self._evaluate_with(model, self.average.average.model)
+        else:
+            report = self.evaluate(model)
         self.evaluations.append((step, report))
         accuracies = report.branch_accuracy()
         worst = min(accuracies, key=accuracies.get) if accuracies else None
@@ -530,6 +531,22 @@ class HeldoutCallback(TrainerCallback):
             self.on_status(f"stopping at step {step} of {state.max_steps}: every branch at {self.stop_at:.1%} or "
                            "above at two held-out evaluations in a row")
         return control
+
+
+    def _evaluate_with(self, model: Any, average: Any) -> Any:
+        """``evaluate(model)`` with ``average``'s weights in ``model`` for the while, then its own back. Not
+        ``evaluate(average)``: TRL patches the policy's ``forward`` with a closure over the policy's own bound
+        method, which a copy keeps, so the copy would run the live weights."""
+        live = [parameter.detach().clone() for parameter in model.parameters()]
+        try:
+            with torch.no_grad():
+                for parameter, value in zip(model.parameters(), average.parameters(), strict=True):
+                    parameter.copy_(value)
+            return self.evaluate(model)
+        finally:
+            with torch.no_grad():
+                for parameter, value in zip(model.parameters(), live, strict=True):
+                    parameter.copy_(value)
 
 
 def _every_branch_at(report: Any, threshold: float) -> bool:
