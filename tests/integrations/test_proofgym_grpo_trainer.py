@@ -312,6 +312,9 @@ def test_shared_prompt_log_probabilities_and_gradients_are_trls_own(tiny, tmp_pa
         assert trainer._shares_prompts(model, ids, 4, False, {"pixel_values": None})
         assert not trainer._shares_prompts(model, ids, 4, False, {"pixel_values": torch.ones(1)})
         assert not trainer._shares_prompts(model, ids, 4, True, {})
+        trainer.args.gradient_checkpointing = True  # it turns the prompt's cache off: TRL's own passes
+        assert not trainer._shares_prompts(model, ids, 4, False, {}) and not trainer._decodes_itself(None, {})
+        trainer.args.gradient_checkpointing = False
 
         def run(function):
             model.zero_grad()

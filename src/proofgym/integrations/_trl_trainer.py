@@ -263,13 +263,14 @@ class ProofgymGRPOTrainer(GRPOTrainer):
 
     def _decodes_itself(self, images: Any, multimodal_fields: Any) -> bool:
         """Whether this generation can run :func:`~proofgym.training.sample_token_ids` and sample what TRL's
-        ``generate()`` would: plain temperature / top-k sampling of a text model in one process."""
+        ``generate()`` would: plain temperature / top-k sampling of a text model in one process, without gradient
+        checkpointing (which turns the cache off; TRL's generation lifts it for the while)."""
         config = getattr(self, "generation_config", None)
         return (self.engine == "proofgym" and config is not None and not self.use_vllm
                 and not getattr(self, "use_transformers_continuous_batching", False)
                 and not images and not multimodal_fields and self.args.generation_kwargs is None
                 and self.accelerator.num_processes == 1 and not self.is_deepspeed_enabled
-                and not self.is_fsdp_enabled
+                and not self.is_fsdp_enabled and not self.args.gradient_checkpointing
                 and getattr(config, "top_p", None) in (None, 1.0) and not getattr(config, "min_p", None)
                 and getattr(config, "repetition_penalty", None) in (None, 1.0)
                 and not getattr(config, "suppress_tokens", None) and self._tokenizer.pad_token_id is not None)
@@ -354,10 +355,11 @@ class ProofgymGRPOTrainer(GRPOTrainer):
     def _shares_prompts(self, model: Any, input_ids: Any, logits_to_keep: int, compute_aux_loss: bool,
                         inputs: Mapping[str, Any]) -> bool:
         """Whether :func:`~proofgym.training.shared_prompt_logprobs` can score this batch: text only, no MoE
-        auxiliary loss, one process, and the batch's logits within :data:`_SHARED_LOGITS_BYTES`."""
+        auxiliary loss, one process, no gradient checkpointing (it turns the prompt's cache off), and the batch's
+        logits within :data:`_SHARED_LOGITS_BYTES`."""
         if (self.engine != "proofgym" or compute_aux_loss or any(v is not None for v in inputs.values())
                 or self.accelerator.num_processes != 1 or self.is_deepspeed_enabled or self.is_fsdp_enabled
-                or self._tokenizer.pad_token_id is None):
+                or self.args.gradient_checkpointing or self._tokenizer.pad_token_id is None):
             return False
         head = model.get_output_embeddings() if hasattr(model, "get_output_embeddings") else None
         vocab = getattr(getattr(head, "weight", None), "shape", (None,))[0]
