@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import os
 import secrets
 import shutil
 import tempfile
@@ -61,6 +62,34 @@ class RayTaskApps:
 
     def close(self) -> None:
         self._pool.close()
+        remove_orphaned_actor_dirs()  # this node's actors that are already gone (the rest: at the next start)
+
+
+_DIR_PREFIX = "proofgym-rl-actor-"
+
+
+def remove_orphaned_actor_dirs(parent: str | Path | None = None) -> list[Path]:
+    """Remove the folders of rollout actors whose process is gone (a killed actor never runs ``__del__``), in
+    ``parent`` (the temporary folder by default); the folders removed. Each actor names its folder after its
+    process id; one whose process still runs, or whose name carries none, is left alone."""
+    removed = []
+    for path in Path(parent or tempfile.gettempdir()).glob(f"{_DIR_PREFIX}*"):
+        pid = path.name[len(_DIR_PREFIX):].split("-", 1)[0]
+        if not pid.isdigit() or not path.is_dir() or _process_runs(int(pid)):
+            continue
+        shutil.rmtree(path, ignore_errors=True)
+        removed.append(path)
+    return removed
+
+
+def _process_runs(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError):  # another user's process, or not a pid at all: leave it
+        return True
+    return True
 
 
 class _TaskAppHost:
@@ -73,7 +102,8 @@ class _TaskAppHost:
         from proofgym.serve import BackgroundServer, create_app
 
         self._node = ray.get_runtime_context().get_node_id()
-        self._dir = Path(tempfile.mkdtemp(prefix="proofgym-rl-actor-"))
+        remove_orphaned_actor_dirs()
+        self._dir = Path(tempfile.mkdtemp(prefix=f"{_DIR_PREFIX}{os.getpid()}-"))
         key = secrets.token_urlsafe(24)
         # The node's own store, which the app commits each session to; the driver keeps the run's copy.
         app = create_app(env_name, env_config=env_config, api_key=key, store=self._dir / "traces.db",
@@ -92,7 +122,7 @@ class _TaskAppHost:
                                                                        "ray_node": self._node})
         return result
 
-    def __del__(self) -> None:  # a killed actor's process ends with it; this tidies a graceful exit
+    def __del__(self) -> None:  # a graceful exit; a killed actor's folder is removed by the next actor's start
         server = getattr(self, "_server", None)
         if server is not None:
             server.close(timeout_s=2.0)
