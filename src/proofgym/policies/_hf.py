@@ -46,7 +46,9 @@ class HFLocalPolicy:
     JSON mode. ``temperature=0`` decodes greedily; otherwise sampling is seeded from ``seed``, the
     rollout's seed and the turn, so a rollout is reproducible whatever runs beside it.
     Generation runs in a worker thread (one at a time per policy), so the event loop stays free.
-    ``generation_kwargs`` are passed on to ``generate`` (e.g. ``repetition_penalty``).
+    ``generation_kwargs`` are passed on to ``generate`` (e.g. ``repetition_penalty``). What they leave out comes
+    from the model's generation config, and transformers fills in ``top_k=50`` when that sets none: sampling
+    draws from the 50 likeliest tokens unless ``generation_kwargs={"top_k": 0}`` asks for the whole vocabulary.
     """
 
     def __init__(
