@@ -441,3 +441,27 @@ def test_heldout_evaluations_during_training_are_checked():
         parse_run_config({**DEMO_RUN_CONFIG, "train": {"model": "proofgym:tiny",
                                                        "heldout": {"every": 5, "stop_at": 1.5},
                                                        "dataset": {"domain": "grant_eligibility"}}})
+
+
+def test_a_lora_run_samples_and_scores_through_proofgyms_engine(tiny, tmp_path, monkeypatch):
+    pytest.importorskip("peft")
+    import proofgym.training as training
+
+    used = []
+    for name in ("sample_token_ids", "shared_prompt_logprobs"):
+        real = getattr(training, name)
+        monkeypatch.setattr(training, name, lambda *a, _real=real, _name=name, **k: used.append(_name) or _real(*a, **k))
+    model, tokenizer = tiny
+    run = _run(tmp_path, kl_beta=0.05, updates_per_generation=2)
+    run = run.model_copy(update={"train": run.train.model_copy(update={"lora": parse_run_config({
+        **DEMO_RUN_CONFIG, "train": {"model": "proofgym:tiny", "dataset": {"domain": "grant_eligibility"},
+                                     "lora": {"r": 4, "alpha": 8, "target_modules": ["q_proj", "v_proj"]}}}).train.lora})})
+    rows, _ = training_rows(run, run.train, tokenizer)
+    trainer = build_grpo_trainer(run, model, rows, tokenizer=tokenizer, config_overrides={"disable_tqdm": True})
+    try:
+        trainer.train()
+    finally:
+        trainer.reward_funcs[0].close()
+    assert trainer.state.global_step == 4
+    # Two generations sampled by proofgym; the policy's and the reference's (adapters off) log-probabilities too.
+    assert used.count("sample_token_ids") == 2 and used.count("shared_prompt_logprobs") >= 6
