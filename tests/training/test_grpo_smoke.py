@@ -197,7 +197,7 @@ def test_log_probabilities_at_one_temperature_per_row_match_each_rows_own(warm_m
     from proofgym.training._grpo import _batch, completion_logprobs
 
     model, tokenizer = warm_model
-    batch = _batch([[1, 5, 6], [1, 7]], [[8, 9], [10]], tokenizer, "cpu")
+    batch = _batch([[1, 5, 6], [1, 7]], [[8, 9], [10]], tokenizer.pad_token_id, "cpu")
     with torch.no_grad():
         per_row = completion_logprobs(model, batch, torch.tensor([1.0, 2.0]))
         cold = completion_logprobs(model, batch, 1.0)
@@ -211,14 +211,14 @@ def test_rows_sharing_a_prompt_get_the_log_probabilities_and_gradients_of_rows_r
     model, tokenizer = warm_model
     prompts = [[1, 5, 6], [1, 5, 6], [1, 7], [1, 5, 6], [1, 7]]
     completions = [[8, 9, 10], [11], [10, 12], [8, 13, 14, 15], [9]]
-    batch = _batch(prompts, completions, tokenizer, "cpu")
+    batch = _batch(prompts, completions, tokenizer.pad_token_id, "cpu")
     assert batch["prefix_ids"].shape[0] == 2 and batch["row_prefix"].tolist() == [0, 0, 1, 0, 1]
     joint = completion_logprobs(model, batch, torch.tensor([1.0, 2.0, 1.0, 1.0, 0.5]))
     total = (joint * batch["mask"]).sum()
     joint_grads = torch.autograd.grad(total, list(model.parameters()))
     alone_total = 0.0
     for i, (p, c, t) in enumerate(zip(prompts, completions, [1.0, 2.0, 1.0, 1.0, 0.5])):
-        alone = completion_logprobs(model, _batch([p], [c], tokenizer, "cpu"), t)
+        alone = completion_logprobs(model, _batch([p], [c], tokenizer.pad_token_id, "cpu"), t)
         assert torch.allclose(alone[0], joint[i, :len(c)], atol=1e-5)
         alone_total = alone_total + alone.sum()
     alone_grads = torch.autograd.grad(alone_total, list(model.parameters()))

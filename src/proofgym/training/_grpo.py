@@ -341,7 +341,8 @@ class CompactGRPO:
         prompts = [p for group in kept for p in group[0]]
         completions = [c for group in kept for c in group[1]]
         advantages = [a for group in kept for a in group[2]]
-        batch = _batch(prompts, completions, self.tokenizer, next(self.model.parameters()).device)
+        pad = self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else 0
+        batch = _batch(prompts, completions, pad, next(self.model.parameters()).device)
         temperature = torch.tensor([t for group in kept for t in group[3]], device=batch["mask"].device)
         # A None reward (nan here) abstains: its tokens leave the loss entirely.
         scored = torch.tensor([not math.isnan(a) for a in advantages], device=batch["mask"].device)
@@ -389,12 +390,8 @@ def shared_prompt_logprobs(model: Any, prompts: Sequence[Sequence[int]], complet
     if any(not p for p in prompts):
         raise ValueError("every prompt needs at least one token")
     device = next(model.parameters()).device
-    batch = _batch([list(p) for p in prompts], [list(c) for c in completions], _Pad(pad_id), device)
+    batch = _batch([list(p) for p in prompts], [list(c) for c in completions], pad_id, device)
     return completion_logprobs(model, batch, temperature, entropy=entropy)
-
-
-class _Pad(NamedTuple):
-    pad_token_id: int
 
 
 def completion_logprobs(model: Any, batch: Mapping[str, Any], temperature: Any = 1.0, *,
@@ -441,12 +438,11 @@ def completion_logprobs(model: Any, batch: Mapping[str, Any], temperature: Any =
         return chosen, -(logprobs.exp() * logprobs).sum(-1)
 
 
-def _batch(prompts: list[list[int]], completions: list[list[int]], tokenizer: Any, device: Any) -> dict[str, Any]:
-    """The rows' distinct prompts left-padded (``prefix_ids`` / ``prefix_attention``, ``row_prefix`` naming each
-    row's), and the completions right-padded (``completion_ids``, ``mask``)."""
+def _batch(prompts: list[list[int]], completions: list[list[int]], pad: int, device: Any) -> dict[str, Any]:
+    """The rows' distinct prompts left-padded with ``pad`` (``prefix_ids`` / ``prefix_attention``, ``row_prefix``
+    naming each row's), and the completions right-padded (``completion_ids``, ``mask``)."""
     import torch
 
-    pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
     distinct: dict[tuple[int, ...], int] = {}
     row_prefix = [distinct.setdefault(tuple(p), len(distinct)) for p in prompts]
     p_width = max(len(p) for p in distinct)
