@@ -266,14 +266,23 @@ class ProofgymGRPOTrainer(GRPOTrainer):
         ``generate()`` would: plain temperature / top-k sampling of a text model in one process, without gradient
         checkpointing (which turns the cache off; TRL's generation lifts it for the while)."""
         config = getattr(self, "generation_config", None)
-        return (self.engine == "proofgym" and config is not None and not self.use_vllm
+        return (self._engine_applies() and config is not None and not self.use_vllm
                 and not getattr(self, "use_transformers_continuous_batching", False)
                 and not images and not multimodal_fields and self.args.generation_kwargs is None
-                and self.accelerator.num_processes == 1 and not self.is_deepspeed_enabled
-                and not self.is_fsdp_enabled and not self.args.gradient_checkpointing
                 and getattr(config, "top_p", None) in (None, 1.0) and not getattr(config, "min_p", None)
                 and getattr(config, "repetition_penalty", None) in (None, 1.0)
-                and not getattr(config, "suppress_tokens", None) and self._tokenizer.pad_token_id is not None)
+                and not getattr(config, "suppress_tokens", None))
+
+    def _engine_applies(self) -> bool:
+        """What both of proofgym's shortcuts need: ``engine="proofgym"``, one process with the model whole (no
+        DeepSpeed or FSDP), no gradient checkpointing (it turns the cache they run on off) and a pad token."""
+        return (self.engine == "proofgym" and self.accelerator.num_processes == 1 and not self.is_deepspeed_enabled
+                and not self.is_fsdp_enabled and not self.args.gradient_checkpointing
+                and self._tokenizer.pad_token_id is not None)
+
+    def _current_temperature(self) -> float:
+        """The temperature of the generation under way (an explored one's, inside :meth:`_sampling_temperature`)."""
+        return self._sampled_at if self._sampled_at is not None else self.temperature
 
     def _generate_round(self, inputs: list[dict[str, Any]]) -> dict[str, Any]:
         """One generation, scored. With several updates per generation TRL runs one more forward pass for the
@@ -288,8 +297,7 @@ class ProofgymGRPOTrainer(GRPOTrainer):
                 output = super()._generate_and_score_completions(inputs)
             finally:
                 self.num_iterations = iterations
-        temperature = self._sampled_at if self._sampled_at is not None else self.temperature
-        output["sampling_temperature"] = torch.full((len(output["advantages"]),), float(temperature),
+        output["sampling_temperature"] = torch.full((len(output["advantages"]),), float(self._current_temperature()),
                                                     device=output["advantages"].device)
         return output
 
@@ -357,9 +365,7 @@ class ProofgymGRPOTrainer(GRPOTrainer):
         """Whether :func:`~proofgym.training.shared_prompt_logprobs` can score this batch: text only, no MoE
         auxiliary loss, one process, no gradient checkpointing (it turns the prompt's cache off), and the batch's
         logits within :data:`_SHARED_LOGITS_BYTES`."""
-        if (self.engine != "proofgym" or compute_aux_loss or any(v is not None for v in inputs.values())
-                or self.accelerator.num_processes != 1 or self.is_deepspeed_enabled or self.is_fsdp_enabled
-                or self.args.gradient_checkpointing or self._tokenizer.pad_token_id is None):
+        if not self._engine_applies() or compute_aux_loss or any(v is not None for v in inputs.values()):
             return False
         head = model.get_output_embeddings() if hasattr(model, "get_output_embeddings") else None
         vocab = getattr(getattr(head, "weight", None), "shape", (None,))[0]
@@ -376,8 +382,7 @@ class ProofgymGRPOTrainer(GRPOTrainer):
         completions = input_ids[:, -logits_to_keep:].tolist()  # padding included: its values are masked out
         # The temperature each row was sampled at: the loss's rows carry theirs; a generation's reference pass runs
         # while its temperature is set.
-        temperature = self._loss_temperatures if self._loss_temperatures is not None else \
-            self._sampled_at if self._sampled_at is not None else self.temperature
+        temperature = self._loss_temperatures if self._loss_temperatures is not None else self._current_temperature()
         with profiling_context(self, "proofgym.shared_prompt_logprobs"), self.accelerator.autocast():
             result = shared_prompt_logprobs(model, prompts, completions, pad_id=self._tokenizer.pad_token_id,
                                             temperature=temperature, entropy=compute_entropy)
@@ -477,7 +482,11 @@ class WeightAverageCallback(TrainerCallback):
     evaluated is the average.
 
     Late in GRPO the live policy's decision on a rare boundary case (an income of exactly the threshold)
-    moves with every update; the average of the weights settles where the live policy oscillates."""
+    moves with every update; the average of the weights settles where the live policy oscillates.
+
+    ``average.model`` holds the weights, not a model to run: copied from TRL's policy, its ``forward`` is TRL's
+    patch, a closure over the policy's own bound method, so calling it runs the live weights (score the average by
+    loading its weights into the policy, as :class:`HeldoutCallback` does)."""
 
     def __init__(self, decay: float) -> None:
         if not 0.0 <= decay < 1.0:
@@ -493,16 +502,15 @@ class WeightAverageCallback(TrainerCallback):
         self.average.update(model)
 
     def on_train_end(self, args: Any, state: Any, control: Any, model: Any = None, **kwargs: Any) -> None:
-        with torch.no_grad():
-            for live, average in zip(model.parameters(), self.average.model.parameters(), strict=True):
-                live.copy_(average)
+        _copy_into(model, self.average.model.parameters())
 
 
 class HeldoutCallback(TrainerCallback):
     """Scores the held-out rows every ``every`` steps with ``evaluate(model)``: with the weights of the moving
-    average of ``average`` (a :class:`WeightAverageCallback`) when given, the live policy's otherwise. With ``stop_at`` it stops training
-    once every rule branch is at ``stop_at`` or above at two evaluations in a row. ``evaluations`` holds
-    ``(step, report)`` pairs; the last step is not scored here (the caller scores the final weights)."""
+    average of ``average`` (a :class:`WeightAverageCallback`) when given, the live policy's otherwise. With
+    ``stop_at`` it stops training once every rule branch is at ``stop_at`` or above at two evaluations in a row.
+    ``evaluations`` holds ``(step, report)`` pairs; the last step is not scored here (the caller scores the final
+    weights)."""
 
     def __init__(self, evaluate: Callable[[Any], Any], *, every: int, stop_at: float | None = None,
                  average: Any = None, on_status: Callable[[str], None] | None = None) -> None:
@@ -534,21 +542,23 @@ class HeldoutCallback(TrainerCallback):
                            "above at two held-out evaluations in a row")
         return control
 
-
     def _evaluate_with(self, model: Any, average: Any) -> Any:
         """``evaluate(model)`` with ``average``'s weights in ``model`` for the while, then its own back. Not
         ``evaluate(average)``: TRL patches the policy's ``forward`` with a closure over the policy's own bound
         method, which a copy keeps, so the copy would run the live weights."""
         live = [parameter.detach().clone() for parameter in model.parameters()]
         try:
-            with torch.no_grad():
-                for parameter, value in zip(model.parameters(), average.parameters(), strict=True):
-                    parameter.copy_(value)
+            _copy_into(model, average.parameters())
             return self.evaluate(model)
         finally:
-            with torch.no_grad():
-                for parameter, value in zip(model.parameters(), live, strict=True):
-                    parameter.copy_(value)
+            _copy_into(model, live)
+
+
+def _copy_into(model: Any, values: Any) -> None:
+    """``model``'s parameters set to ``values`` (tensors in ``model.parameters()`` order), outside autograd."""
+    with torch.no_grad():
+        for parameter, value in zip(model.parameters(), values, strict=True):
+            parameter.copy_(value)
 
 
 def _every_branch_at(report: Any, threshold: float) -> bool:
