@@ -112,11 +112,14 @@ def run_training(run: RunConfig, *, steps: int | None = None, output_dir: str | 
             status(f"format warm-up: {train.warmup.steps} supervised steps")
             warm_up(run, train, model, tokenizer, rows)
         before = after = None
-        max_new = train.grpo.max_completion_length
+
+        def evaluate(policy: Any) -> Any:
+            return evaluate_heldout(policy, tokenizer, heldout, reward.reward_fn, batch_size=train.heldout.batch_size,
+                                    max_new_tokens=train.grpo.max_completion_length)
+
         if heldout:
             status(f"held-out evaluation before training ({len(heldout)} rows)")
-            before = evaluate_heldout(model, tokenizer, heldout, reward.reward_fn,
-                                      batch_size=train.heldout.batch_size, max_new_tokens=max_new)
+            before = evaluate(model)
         log = MetricsLog()
         last: dict[str, Any] = {}
 
@@ -145,10 +148,6 @@ def run_training(run: RunConfig, *, steps: int | None = None, output_dir: str | 
         if heldout and train.heldout.every:
             from proofgym.integrations._trl_trainer import HeldoutCallback
 
-            def evaluate(model: Any) -> Any:
-                return evaluate_heldout(model, tokenizer, heldout, reward.reward_fn,
-                                        batch_size=train.heldout.batch_size, max_new_tokens=max_new)
-
             # After the average's callback, so that an evaluation sees the average with this step in it.
             during = HeldoutCallback(evaluate, every=train.heldout.every, stop_at=train.heldout.stop_at,
                                      average=average, on_status=status)
@@ -165,8 +164,7 @@ def run_training(run: RunConfig, *, steps: int | None = None, output_dir: str | 
         tokenizer.save_pretrained(str(final))
         if heldout:
             status("held-out evaluation after training")
-            after = evaluate_heldout(trainer.model, tokenizer, heldout, reward.reward_fn,
-                                     batch_size=train.heldout.batch_size, max_new_tokens=max_new)
+            after = evaluate(trainer.model)
     finally:
         reward.close()
     metrics_csv = log.write_csv(out / "metrics.csv")
