@@ -41,6 +41,11 @@ _MAP_GLYPHS = {"water": "~", "grass": ".", "stone": "#", "path": "_", "sand": ":
                "cow": "C", "zombie": "Z", "skeleton": "S", "arrow": "a", "plant": "p"}
 _HOSTILES = ("zombie", "skeleton")
 TRAIT_RADIUS = 10
+#: The view's offsets but the player's, nearest first, then north, then west (the order sightings are told in).
+_NEAREST_FIRST: tuple[tuple[int, int], ...] = tuple(sorted(
+    ((dx, dy) for dx in range(-_SIGHT[0], _SIGHT[0] + 1) for dy in range(-_SIGHT[1], _SIGHT[1] + 1) if dx or dy),
+    key=lambda o: (abs(o[0]) + abs(o[1]), o[1], o[0])))
+_KINDS: dict[type, str] = {}  # an object's class -> its name in the view ("zombie")
 #: Freshly generated worlds kept per process (worldgen is most of a reset; GRPO groups and evals repeat seeds).
 WORLD_CACHE_SIZE = 64
 
@@ -129,11 +134,16 @@ class Sighting:
         return abs(self.dx) + abs(self.dy)
 
     def describe(self) -> str:
-        parts = [f"{abs(self.dy)} {'north' if self.dy < 0 else 'south'}"] if self.dy else []
-        if self.dx:
-            parts.append(f"{abs(self.dx)} {'west' if self.dx < 0 else 'east'}")
-        return f"{self.name} {self.steps} step{'s' if self.steps != 1 else ''} to your {direction(self.dx, self.dy)}" \
-               f" ({', '.join(parts)})"
+        return _describe(self.name, self.dx, self.dy)
+
+
+@functools.lru_cache(maxsize=4096)  # a few kinds x 62 offsets: told again every step
+def _describe(name: str, dx: int, dy: int) -> str:
+    steps = abs(dx) + abs(dy)
+    parts = [f"{abs(dy)} {'north' if dy < 0 else 'south'}"] if dy else []
+    if dx:
+        parts.append(f"{abs(dx)} {'west' if dx < 0 else 'east'}")
+    return f"{name} {steps} step{'s' if steps != 1 else ''} to your {direction(dx, dy)} ({', '.join(parts)})"
 
 
 def direction(dx: int, dy: int) -> str:
@@ -172,7 +182,7 @@ class CrafterWorld:
         self.frames = frames
         self.last_frame: Any = None
         self.seed: int | None = None
-        self._around: dict[tuple[int, int], str] | None = None  # the sight window's cells, until the world moves
+        self._around: tuple[Any, ...] | None = None  # the sight window's cells, until the world moves
         self._nearest: list[Sighting] = []  # the sightings read from them
 
     def reset(self, seed: int) -> None:
@@ -238,35 +248,34 @@ class CrafterWorld:
         fx, fy = (int(v) for v in self.player.facing)
         return fx, fy, self._cell(px + fx, py + fy)
 
-    def _sight_window(self) -> dict[tuple[int, int], str]:
-        """What is in each cell of the view, by offset from the player (cells outside the area left out), read
-        from the engine's maps in one slice and kept until the world moves (the text view reads it twice); the
-        same pass keeps the nearest cell of each kind for :meth:`sightings`."""
+    def _sight_window(self) -> tuple[Any, ...]:
+        """The view's cells read from the engine's maps in one slice, kept until the world moves (the text view
+        reads them twice): ``(materials, objects, x0, y0, px, py)``, rows by x, with the slice's corner and the
+        player's cell. The same pass finds the nearest cell of each kind for :meth:`sightings`, walking the cells
+        nearest first (:data:`_NEAREST_FIRST`), so the first cell of a kind met is its nearest."""
         if self._around is None:
             world = self._env._world
             px, py = (int(v) for v in self.player.pos)
             x0, y0 = max(px - _SIGHT[0], 0), max(py - _SIGHT[1], 0)
             x1, y1 = min(px + _SIGHT[0] + 1, world.area[0]), min(py + _SIGHT[1] + 1, world.area[1])
-            names, objects = world._mat_names, world._objects
-            around = {}
-            nearest: dict[str, tuple[tuple[int, int, int], int, int]] = {}
-            for i, (materials, indices) in enumerate(zip(world._mat_map[x0:x1, y0:y1].tolist(),
-                                                         world._obj_map[x0:x1, y0:y1].tolist())):
-                dx = x0 + i - px
-                for j, (material, index) in enumerate(zip(materials, indices)):
-                    obj = objects[index]
-                    name = type(obj).__name__.lower() if obj is not None else names[material]
-                    dy = y0 + j - py
-                    around[(dx, dy)] = name
-                    if name == "grass" or name == "player" or (dx == 0 and dy == 0):
-                        continue
-                    key = (abs(dx) + abs(dy), dy, dx)  # nearest first, then north, then west
-                    seen = nearest.get(name)
-                    if seen is None or key < seen[0]:
-                        nearest[name] = (key, dx, dy)
-            self._around = around
-            self._nearest = sorted((Sighting(name, dx, dy) for name, (_, dx, dy) in nearest.items()),
-                                   key=lambda s: (s.steps, s.name))
+            materials = world._mat_map[x0:x1, y0:y1].tolist()
+            objects = world._obj_map[x0:x1, y0:y1].tolist()
+            self._around = (materials, objects, x0, y0, px, py)
+            names, table, kinds = world._mat_names, world._objects, _KINDS
+            width, height = x1 - x0, y1 - y0
+            found: dict[str, Sighting] = {}
+            for dx, dy in _NEAREST_FIRST:
+                i, j = px + dx - x0, py + dy - y0
+                if not (0 <= i < width and 0 <= j < height):
+                    continue
+                obj = table[objects[i][j]]
+                if obj is None:
+                    name = names[materials[i][j]]
+                else:
+                    name = kinds.get(type(obj)) or kinds.setdefault(type(obj), type(obj).__name__.lower())
+                if name not in found and name != "grass" and name != "player":
+                    found[name] = Sighting(name, dx, dy)
+            self._nearest = sorted(found.values(), key=lambda s: (s.steps, s.name))
         return self._around
 
     def sightings(self) -> list[Sighting]:
@@ -276,11 +285,25 @@ class CrafterWorld:
 
     def text_map(self) -> list[str]:
         """The 5 x 5 cells around the player, north up, the player as ``@``."""
-        around = self._sight_window()  # the map's radius is inside the view's
+        materials, objects, x0, y0, px, py = self._sight_window()  # the map's radius is inside the view's
+        world = self._env._world
+        names, table, kinds = world._mat_names, world._objects, _KINDS
+        width, height = len(materials), len(materials[0]) if materials else 0
         rows = []
         for dy in range(-_MAP_RADIUS, _MAP_RADIUS + 1):
-            row = [("@" if (dx, dy) == (0, 0) else _MAP_GLYPHS.get(around.get((dx, dy)), "?"))
-                   for dx in range(-_MAP_RADIUS, _MAP_RADIUS + 1)]
+            j = py + dy - y0
+            row = []
+            for dx in range(-_MAP_RADIUS, _MAP_RADIUS + 1):
+                i = px + dx - x0
+                if dx == 0 and dy == 0:
+                    row.append("@")
+                elif not (0 <= i < width and 0 <= j < height):
+                    row.append(_MAP_GLYPHS[None])
+                else:
+                    obj = table[objects[i][j]]
+                    name = names[materials[i][j]] if obj is None else \
+                        kinds.get(type(obj)) or kinds.setdefault(type(obj), type(obj).__name__.lower())
+                    row.append(_MAP_GLYPHS.get(name, "?"))
             rows.append("".join(row))
         return rows
 

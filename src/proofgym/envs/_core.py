@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Mapping  # isinstance against typing's aliases is several times slower
 from dataclasses import dataclass, field
 from types import TracebackType
-from typing import Any, Iterator, Mapping, Protocol, Self, runtime_checkable
+from typing import Any, Protocol, Self, runtime_checkable
 
 
 @dataclass(frozen=True)
@@ -74,7 +75,7 @@ class StepResult:
             value = getattr(self, name)
             if value is None:
                 given = info.get(key)
-                if isinstance(given, _TYPES[name]):
+                if given is not None and isinstance(given, _TYPES[name]):
                     object.__setattr__(self, name, given)
             elif key not in info:
                 info[key] = dict(value) if isinstance(value, Mapping) else value
