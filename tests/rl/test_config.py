@@ -93,3 +93,13 @@ def test_shipped_rl_configs_parse_and_are_dispatched_to_the_rl_trainer():
         load_rl_config(path)
         assert is_rl_config(path)
     assert not is_rl_config(CONFIGS / "train_grant_tiny.yaml")
+
+
+def test_a_registered_rubric_set_is_blended_with_the_files_weights():
+    from proofgym.rl import RLTrainer
+
+    blended = RLTrainer(parse_rl_config(_minimal(rubric={"enabled": True, "set": "fact_finding",
+                                                          "weights": {"env": 0.0, "event": 0.0, "outcome": 1.0}})))
+    assert blended._rubrics().weights.model_dump() == {"env": 0.0, "event": 0.0, "outcome": 1.0}
+    own = RLTrainer(parse_rl_config(_minimal(rubric={"enabled": True, "set": "fact_finding"})))
+    assert own._rubrics().weights.model_dump() == {"env": 0.0, "event": 0.2, "outcome": 1.0}  # the set's blend

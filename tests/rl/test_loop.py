@@ -110,3 +110,21 @@ def test_the_kl_reference_is_the_starting_policy_and_survives_a_resume(tmp_path)
     again.run()
     reference = again.reference.state_dict()
     assert all(torch.equal(reference[k], saved[k]) for k in saved)  # the resumed run kept the starting policy
+
+
+def test_overlapped_rollouts_are_one_update_old_and_no_seed_is_lost(tmp_path):
+    """With ``training.overlap_rollouts`` the next batch is collected during the update, by the weights before it
+    (staleness 1, never more); without it every batch is sampled by the weights just synced."""
+    rows = {}
+    for overlap in (False, True):
+        output = tmp_path / f"overlap-{overlap}"
+        result = RLTrainer(tiny_config(output, training={"iterations_per_epoch": 3,
+                                                          "overlap_rollouts": overlap})).run()
+        rows[overlap] = list(csv.DictReader(result.metrics_csv.open()))
+        assert [int(r["served_version"]) for r in rows[overlap]] == [1, 2, 3]
+        assert all(int(r["valid"]) + int(r["invalid"]) == 4 for r in rows[overlap])
+        state = (output / "checkpoint" / "state.json").read_text()
+        assert '"seed_cursor": 6' in state  # 3 batches x 2 seeds: the last iteration collects nothing ahead
+    assert [int(r["sampled_version"]) for r in rows[False]] == [0, 1, 2]
+    assert [int(r["sampled_version"]) for r in rows[True]] == [0, 0, 1]
+    assert all(float(r["overlap_wait_s"]) == 0.0 for r in rows[False])

@@ -72,7 +72,9 @@ class RLTrainer:
         self.invalid = self.total = 0
         self.iteration = 0
         self._rng = random.Random(config.training.seed)
-        self._seed_cursor = 0
+        self._seed_cursor = self._cursor_trained = 0  # seeds drawn; seeds drawn by the batches trained
+        self._pending: _Background | None = None  # the next batch, collected during this one's update
+        self._pending_version = 0  # the served weights that collect it
 
     def note(self, line: str) -> None:
         self.notes.append(line)
@@ -148,7 +150,14 @@ class RLTrainer:
                                             **({"function": c.function} if c.function else {})}
                                            for c in level.criteria]}
             return rubric_set_from_data(data, source="rl config rubric")
-        return resolve_rubric_set(config.rubric.set or config.rollout.env_name)
+        rubrics = resolve_rubric_set(config.rubric.set or config.rollout.env_name)
+        if config.rubric.weights is None and (config.judge is None or config.judge.reward_blend is None):
+            return rubrics  # the set's own blend
+        from proofgym.judges import RubricWeights
+
+        # The file's [rubric.weights] / [judge.reward_blend] blend the set's rubrics (they were ignored before
+        # 2026-12-05: every run blended with the set's own weights).
+        return rubrics.model_copy(update={"weights": RubricWeights(**config.blend_weights.model_dump())})
 
     def _scorer(self) -> RubricScorer | None:
         rubrics = self._rubrics()
@@ -216,7 +225,7 @@ class RLTrainer:
             if not resumed:
                 result.eval_before = self._evaluate("before")
             while self.iteration < total and not self.stop_requested:
-                self._iterate()
+                self._iterate(total)
                 if self.iteration % self.config.evaluation.every_n_iters == 0 or self.iteration == total:
                     self.metrics.rows[-1]["eval_success"] = self._evaluate(f"iteration {self.iteration}")
                 if self.iteration % self.config.training.checkpoint_every == 0:
@@ -383,12 +392,28 @@ class RLTrainer:
                              for t in [sampled_turns(r.trace)] if isinstance(t, list)),  # type: ignore[arg-type]
                 "machine_notes": self.config.machine_notes()}
 
-    def _iterate(self) -> None:
+    def _batch_seeds(self) -> list[int]:
+        group = self.config.training.group_size
+        return [seed for seed in self._train_seeds(self.config.training.batch_size) for _ in range(group)]
+
+    def _overlapping(self, total: int) -> bool:
+        """Whether the next batch is collected during this one's update (``training.overlap_rollouts``; not on a
+        Ray cluster, whose rollout pool lives on the main event loop; never past the last iteration)."""
+        return self.config.training.overlap_rollouts and self.ray_apps is None and self.iteration + 1 < total \
+            and not self.stop_requested
+
+    def _iterate(self, total: int | None = None) -> None:
         config, started = self.config, time.perf_counter()
-        group = config.training.group_size
-        seeds = [seed for seed in self._train_seeds(config.training.batch_size) for _ in range(group)]
-        rollouts = self._runner.run(self._collect(seeds))
+        pending, self._pending = self._pending, None
+        # collected during the last update (by the weights before it), or now
+        sampled_version = self._pending_version if pending is not None else self.server.version
+        rollouts = pending.result() if pending is not None else self._runner.run(self._collect(self._batch_seeds()))
+        self._cursor_trained = self._seed_cursor
         rollout_s = time.perf_counter() - started
+        if total is not None and self._overlapping(total):
+            seeds = self._batch_seeds()
+            self._pending_version = self.server.version
+            self._pending = _Background(lambda: asyncio.run(self._collect(seeds)))
         judged = time.perf_counter()
         scores = self._judge(rollouts)
         judge_s = time.perf_counter() - judged
@@ -426,14 +451,20 @@ class RLTrainer:
         loss = self._update(train_turns) if train_turns else None
         update_s = time.perf_counter() - updated
         self.iteration += 1
+        overlap_wait_s = 0.0
+        if self._pending is not None:  # the next batch ends on the weights it started with: no sync mid-rollout
+            waited = time.perf_counter()
+            self._pending.wait()
+            overlap_wait_s = time.perf_counter() - waited
         sync_s = 0.0
         if self.iteration % config.training.weight_sync_interval == 0 and config.training.weight_sync.enable:
             sync_s = self.server.sync(self.iteration)
         row = self.metrics.log(self.iteration, reward=_mean(rewards), success=_mean(successes),
                                valid=len(rollouts) - invalid, invalid=invalid, skipped_groups=skipped,
                                flat_groups=flat, turns=len(train_turns), loss=loss, rollout_s=rollout_s,
-                               judge_s=judge_s, update_s=update_s, sync_s=sync_s,
-                               served_version=self.server.version, step_s=time.perf_counter() - started)
+                               judge_s=judge_s, update_s=update_s, sync_s=sync_s, overlap_wait_s=overlap_wait_s,
+                               served_version=self.server.version, sampled_version=sampled_version,
+                               step_s=time.perf_counter() - started)
         self.on_row(row)
 
     def _credit(self, members: list[tuple[Rollout, float, list[Turn]]],
@@ -521,7 +552,8 @@ class RLTrainer:
             (folder / "reference.pt.tmp").replace(folder / "reference.pt")
         (folder / "model.pt.tmp").replace(folder / "model.pt")
         (folder / "optimizer.pt.tmp").replace(folder / "optimizer.pt")
-        state = {"iteration": self.iteration, "seed_cursor": self._seed_cursor, "invalid": self.invalid,
+        # A batch collected ahead and not trained yet is collected again after a resume.
+        state = {"iteration": self.iteration, "seed_cursor": self._cursor_trained, "invalid": self.invalid,
                  "total": self.total, "rows": self.metrics.rows}
         (folder / "state.json.tmp").write_text(json.dumps(state, default=float), encoding="utf-8")
         (folder / "state.json.tmp").replace(folder / "state.json")
@@ -536,11 +568,39 @@ class RLTrainer:
         self.models.trainer.load_state_dict(torch.load(folder / "model.pt", weights_only=True))
         self.optimizer.load_state_dict(torch.load(folder / "optimizer.pt", weights_only=True))
         self.iteration, self._seed_cursor = int(state["iteration"]), int(state["seed_cursor"])
+        self._cursor_trained = self._seed_cursor
         self.invalid, self.total = int(state["invalid"]), int(state["total"])
         self.metrics.rows = list(state["rows"])
         self.server.sync(self.iteration)
         self.note(f"resumed from {folder} at iteration {self.iteration}")
         return True
+
+
+class _Background:
+    """A call running in a thread of its own (its own event loop): ``wait()`` for it, ``result()`` to take it."""
+
+    def __init__(self, call: Callable[[], Any]) -> None:
+        import threading
+
+        self._value: Any = None
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._run, args=(call,), name="proofgym-rl-next-batch", daemon=True)
+        self._thread.start()
+
+    def _run(self, call: Callable[[], Any]) -> None:
+        try:
+            self._value = call()
+        except BaseException as exc:  # re-raised in the trainer's thread by result()
+            self._error = exc
+
+    def wait(self) -> None:
+        self._thread.join()
+
+    def result(self) -> Any:
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
+        return self._value
 
 
 def _episode_turns(env: Any, seed: int, rng: random.Random) -> list[tuple[list[dict[str, Any]], str]]:
