@@ -227,8 +227,8 @@ class CrafterEnv(ToolEnv):
             if done:
                 dead = world.dead
                 break
-        after = world.achievements()
-        components, new = self._rewards.decision(before, after, world.inventory())
+        after, inventory = world.achievements(), world.inventory()
+        components, new = self._rewards.decision(before, after, inventory)
         end_reason = "death" if dead else "step_limit" if world.steps >= self.config.env_params.max_steps_per_episode \
             else "time_limit" if time.monotonic() - self._started_at > self.config.max_time_s else None
         if end_reason is not None:
@@ -239,7 +239,7 @@ class CrafterEnv(ToolEnv):
         self._history = (self._history + [note])[-_HISTORY:]
         view = self._view(skipped=skipped, unlocked=new, end_reason=end_reason)
         info: dict[str, Any] = {"tool": call.name, "actions_run": ran, "skipped": skipped, "unlocked": new,
-                                "achievements": after, "inventory": world.inventory(),
+                                "achievements": after, "inventory": inventory,
                                 "position": list(world.position), "world_step": world.steps}
         if end_reason is not None:
             info.update(self._ending(end_reason))

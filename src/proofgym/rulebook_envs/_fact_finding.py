@@ -15,7 +15,7 @@ from __future__ import annotations
 import functools
 from typing import Any, Mapping
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from proofgym.domains import Domain, Record, get_domain, gold_decision
 from proofgym.envs import Observation, Tool, ToolCall, ToolEnv, ToolResult
@@ -27,26 +27,55 @@ _BLOCK = 64  # records per generator call: one balanced block of the domain's br
 
 class FactFindingConfig(BaseModel):
     """``domain`` (a rulebook domain with a ``deciding_facts`` rule, see :func:`deciding_facts`), ``max_turns``,
-    ``seed_offset`` (shifts every seed: a disjoint record stream)."""
+    ``seed_offset`` (shifts every seed: a disjoint record stream), ``verdicts`` (each revealed fact also says
+    whether it meets its requirement, "age = 16 (fails: under 18)": the policy still has to choose what to ask,
+    when to stop and what to decide, but not to compare numbers; grant_eligibility only), ``tally`` (with
+    ``verdicts``: each reveal also counts the facts checked and failed so far, "2 of 4 checked, 1 failed")."""
 
     model_config = ConfigDict(extra="forbid")
 
     domain: str = "grant_eligibility"
     max_turns: int = Field(6, ge=2, le=64)
     seed_offset: int = Field(0, ge=0)
+    verdicts: bool = False
+    tally: bool = False
+
+    @model_validator(mode="after")
+    def _verdicts_need_requirements(self) -> FactFindingConfig:
+        if self.tally and not self.verdicts:
+            raise ValueError("tally: true needs verdicts: true (it counts the verdicts)")
+        if self.verdicts and self.domain not in _REQUIREMENTS:
+            raise ValueError(f"verdicts: true needs a domain whose per-fact requirements are known "
+                             f"({', '.join(sorted(_REQUIREMENTS))}), not {self.domain!r}")
+        return self
+
+
+def _grant_requirements() -> dict[str, tuple[Any, str, str]]:
+    from proofgym.domains import GRANT_INCOME_THRESHOLD
+
+    return {"age": (lambda v: v >= 18, "18 or over", "under 18"),
+            "annual_income": (lambda v: v <= GRANT_INCOME_THRESHOLD, f"at most {GRANT_INCOME_THRESHOLD}",
+                              f"over {GRANT_INCOME_THRESHOLD}"),
+            "resident": (bool, "a resident", "not a resident"),
+            "has_active_grant": (lambda v: not v, "no active grant", "an active grant")}
+
+
+#: Per domain, per fact: (meets(value), what meeting reads, what failing reads).
+_REQUIREMENTS: dict[str, Any] = {"grant_eligibility": _grant_requirements}
+
+
+def fact_verdict(domain: str, name: str, value: Any) -> str:
+    """"meets: 18 or over" / "fails: under 18": whether ``value`` meets the requirement on fact ``name``."""
+    meets, good, bad = _REQUIREMENTS[domain]()[name]
+    return f"meets: {good}" if meets(value) else f"fails: {bad}"
 
 
 def deciding_facts(domain: Domain, facts: Mapping[str, Any]) -> frozenset[str]:
     """The facts the deciding rules read: for a grant permit all four requirements; for a denial the failing ones
     (any one of them decides)."""
-    if domain.name != "grant_eligibility":
+    if domain.name not in _REQUIREMENTS:
         return frozenset(facts)  # every fact counts where no finer account is known
-    from proofgym.domains import GRANT_INCOME_THRESHOLD
-
-    failing = {name for name, fails in (("age", facts["age"] < 18),
-                                         ("annual_income", facts["annual_income"] > GRANT_INCOME_THRESHOLD),
-                                         ("resident", not facts["resident"]),
-                                         ("has_active_grant", bool(facts["has_active_grant"]))) if fails}
+    failing = {name for name, (meets, _, _) in _REQUIREMENTS[domain.name]().items() if not meets(facts[name])}
     return frozenset(failing or facts)
 
 
@@ -57,6 +86,11 @@ def shown_by(decision: str, deciding: frozenset[str] | set[str], known: Any) -> 
     return bool(deciding & known) if decision == "deny" else set(deciding) <= known
 
 
+def _decided(deciding: frozenset[str], known: set[str], names: set[str]) -> bool:
+    """Whether the facts ``known`` already decide the record: one failing fact, or every fact."""
+    return known >= names or (deciding != names and bool(deciding & known))
+
+
 @functools.lru_cache(maxsize=256)
 def _block(domain: str, block: int) -> tuple[Record, ...]:
     return tuple(get_domain(domain).generate(block, _BLOCK))
@@ -65,7 +99,8 @@ def _block(domain: str, block: int) -> tuple[Record, ...]:
 class FactFindingEnv(ToolEnv):
     """Decide one hidden record, revealing its facts one turn at a time (see the module docstring).
 
-    Every ``get_fact`` step's ``info`` has ``fact``, ``relevant`` (a deciding fact) and ``repeated``; the answer's
+    Every ``get_fact`` step's ``info`` has ``fact``, ``relevant`` (a deciding fact), ``repeated`` and ``decided``
+    (the facts known before the call already decided the record: a failing one, or all of them); the answer's
     has ``decision``, ``gold``, ``correct``, ``certified`` (correct and shown by the facts revealed), ``known``
     (facts revealed before it) and ``deciding``.
     """
@@ -109,12 +144,13 @@ class FactFindingEnv(ToolEnv):
                 {"tool": "answer", "args": {"decision": gold_decision(self.domain, facts)}}]
 
     def warmup_actions(self, seed: int, rng: Any) -> list[Any]:
-        """A random well-formed episode for a format warm-up: a random subset of the facts, asked in the order the
-        domain lists them (a fixed place for each fact), then a random decision (right half of the time at best: it
-        teaches the call format, not the rules). Resets the episode."""
+        """A random well-formed episode for a format warm-up: the first few of the facts in the order the domain
+        lists them (how many is random, not read from the facts), then a random decision (right half of the time at
+        best: it teaches the call format and an order of asking, not when to stop or what to decide). Resets the
+        episode."""
         self.reset(seed)
         names = list(self._names)
-        chosen = sorted(rng.sample(names, rng.randint(0, len(names))), key=names.index)
+        chosen = names[:rng.randint(0, len(names))]
         return [*({"tool": "get_fact", "args": {"name": name}} for name in chosen),
                 {"tool": "answer", "args": {"decision": rng.choice(list(self.domain.spec.decisions))}}]
 
@@ -135,12 +171,19 @@ class FactFindingEnv(ToolEnv):
                 return ToolResult(Observation(f"unknown fact {name[:40]!r}: one of {', '.join(self._names)}"),
                                   info={"tool": "get_fact", "error": "unknown fact", "fact": name[:40]})
             repeated = name in self._known
+            decided = _decided(deciding, set(self._known), set(self._names))
             self._known.append(name)
             value = facts[name]
             shown = str(value).lower() if isinstance(value, bool) else str(value)
+            if self.config.verdicts:
+                shown += f" ({fact_verdict(self.domain.name, name, value)})"
+            if self.config.tally:
+                known = set(self._known)
+                failed = len(known & deciding) if deciding != frozenset(self._names) else 0
+                shown += f"; {len(known)} of {len(self._names)} checked, {failed} failed"
             return ToolResult(Observation(f"{name} = {shown}", {"fact": name, "value": value}),
                               info={"tool": "get_fact", "fact": name, "relevant": name in deciding,
-                                    "repeated": repeated})
+                                    "repeated": repeated, "decided": decided})
         decision = call.args["decision"]
         if decision not in self.domain.spec.decisions:
             return ToolResult(Observation(f"unknown decision: one of {', '.join(self.domain.spec.decisions)}"),
@@ -156,7 +199,8 @@ class FactFindingEnv(ToolEnv):
         return ToolResult(Observation(text, {"correct": correct, "certified": certified}),
                           {"correct": 1.0} if certified else {}, done=True,
                           info={"tool": "answer", "decision": decision, "gold": gold, "correct": correct,
-                                "certified": certified, "known": sorted(set(self._known)),
+                                # the episode's official outcome (a lucky right guess is correct, not passed)
+                                "certified": certified, "passed": certified, "known": sorted(set(self._known)),
                                 "deciding": sorted(deciding)})
 
 
@@ -180,6 +224,8 @@ def relevant_reveal(ctx: CriterionContext) -> tuple[float, str] | None:
     if _tool(step) == "get_fact":
         if step.info.get("repeated"):
             return 0.0, f"{step.info.get('fact')} was already revealed"
+        if step.info.get("decided"):
+            return 0.0, "the facts already revealed decided the record"
         return (1.0, "a deciding fact") if step.info.get("relevant") else (0.0, "not a deciding fact")
     deciding, known = set(step.info.get("deciding") or ()), set(step.info.get("known") or ())
     if not deciding:
@@ -190,13 +236,27 @@ def relevant_reveal(ctx: CriterionContext) -> tuple[float, str] | None:
 
 
 def no_redundancy(ctx: CriterionContext) -> tuple[float, str] | None:
-    """0 for a repeated ``get_fact`` or a refused call, else 1."""
+    """0 for a redundant call: a repeated ``get_fact``, one made once the facts revealed already decided the
+    record, or a refused call; else 1."""
     step = ctx.step
     if step is None:
         return None
     if step.info.get("error") or _tool(step) is None:
         return 0.0, "a refused call or no tool call"
-    return (0.0, "repeated") if step.info.get("repeated") else (1.0, "not redundant")
+    if step.info.get("repeated"):
+        return 0.0, "repeated"
+    return (0.0, "asked after the record was decided") if step.info.get("decided") else (1.0, "not redundant")
+
+
+def concise(ctx: CriterionContext) -> tuple[float, str] | None:
+    """1 when the answer is certified and no call before it was redundant (see :func:`no_redundancy`), else 0;
+    abstains when the answer could not be checked."""
+    verdict = correct_decision(ctx)
+    if verdict is None or verdict[0] == 0.0:
+        return verdict
+    wasted = [s.index for s in ctx.trace.steps if _tool(s) == "get_fact"
+              and (s.info.get("error") or s.info.get("repeated") or s.info.get("decided"))]
+    return (0.0, f"certified, but steps {wasted} were redundant") if wasted else (1.0, "certified, nothing wasted")
 
 
 def correct_decision(ctx: CriterionContext) -> tuple[float, str] | None:
@@ -231,8 +291,10 @@ FACT_FINDING_RUBRICS: RubricSet = rubric_set_from_data({
         "id": "fact_finding/outcome", "version": "1", "aggregation": "weighted_sum",
         "goal_text": "The certified decision for the hidden record.",
         "criteria": [
-            {"id": "correct", "weight": 1.0, "scale": "binary", "function": "fact_finding.correct",
+            {"id": "correct", "weight": 0.8, "scale": "binary", "function": "fact_finding.correct",
              "description": "1 when the answer is the certified decision and the revealed facts prove it."},
+            {"id": "concise", "weight": 0.2, "scale": "binary", "function": "fact_finding.concise",
+             "description": "1 when the answer is certified and no call before it was redundant."},
         ],
     },
 }, source="proofgym.rulebook_envs._fact_finding")
