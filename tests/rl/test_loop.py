@@ -128,3 +128,11 @@ def test_overlapped_rollouts_are_one_update_old_and_no_seed_is_lost(tmp_path):
     assert [int(r["sampled_version"]) for r in rows[False]] == [0, 1, 2]
     assert [int(r["sampled_version"]) for r in rows[True]] == [0, 0, 1]
     assert all(float(r["overlap_wait_s"]) == 0.0 for r in rows[False])
+
+
+def test_the_learning_rate_rises_over_lr_warmup_iterations(tmp_path):
+    trainer = RLTrainer(tiny_config(tmp_path / "ramp", training={"iterations_per_epoch": 2, "learning_rate": 4e-4,
+                                                                  "lr_warmup_iterations": 4}))
+    trainer.run()
+    # the second update ran at 2/4 of the rate (the first at 1/4)
+    assert trainer.optimizer.param_groups[0]["lr"] == pytest.approx(2e-4)

@@ -174,7 +174,9 @@ class TrainingSection(_Strict):
     warm-up of ``proofgym:tiny``), ``updates_per_batch`` (optimiser steps per batch of rollouts, each clipped
     against the sampling log-probabilities), ``kl_coef`` (a KL penalty to the policy RL starts from, GRPO's
     beta), ``overlap_rollouts`` (collect the next batch while this one trains: rollouts are then one update older,
-    within the staleness bound of :mod:`proofgym.rl._policy`), ``checkpoint_every``, ``output_dir``,
+    within the staleness bound of :mod:`proofgym.rl._policy`), ``lr_warmup_iterations`` (the learning rate rises
+    linearly to ``learning_rate`` over the first iterations: a fresh Adam's first steps move every weight by
+    about the learning rate), ``checkpoint_every``, ``output_dir``,
     ``max_grad_norm``, ``request_timeout_s``."""
 
     num_epochs: int = Field(1, ge=1)
@@ -183,6 +185,7 @@ class TrainingSection(_Strict):
     updates_per_batch: int = Field(1, ge=1, le=64)
     kl_coef: float = Field(0.0, ge=0, le=10)
     overlap_rollouts: bool = False
+    lr_warmup_iterations: int = Field(0, ge=0, le=100_000)
     max_accumulated_minibatch: int = Field(1, ge=1)
     max_turns: int | None = Field(None, ge=1, le=1000)
     batch_size: int = Field(4, ge=1)

@@ -504,6 +504,9 @@ class RLTrainer:
         if self.reference is not None:
             with torch.no_grad():
                 references = [token_logprobs(self.reference, chunk, self._pad_id())[0] for chunk in chunks]
+        ramp = config.training.lr_warmup_iterations
+        for group in self.optimizer.param_groups:
+            group["lr"] = config.training.learning_rate * min(1.0, (self.iteration + 1) / ramp if ramp else 1.0)
         loss_value = 0.0
         for _ in range(config.training.updates_per_batch):
             self.optimizer.zero_grad()
