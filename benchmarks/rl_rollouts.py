@@ -4,8 +4,12 @@ The trainer of ``configs/rl_fact_finding_tiny.toml`` (``proofgym:tiny`` served i
 fact_finding`` started locally, after its format warm-up) collects ``--rollouts`` rollouts by cid over HTTP with one in flight
 (the baseline, measured in the same run) and with ``max_concurrent_rollouts`` in flight; each figure is the median of
 ``--runs`` runs, printed with the ratio. Then ``--iterations`` training iterations run and the medians of their
-split are printed: waiting for rollouts, judging, updating, syncing the weights. Last, one batch's update is timed
-with the length-bucketed microbatches against one padded batch (the earlier update, same gradient), ``--runs`` each.
+split are printed: waiting for rollouts, judging, updating, syncing the weights. Then the gain of
+``training.overlap_rollouts`` (the next batch collected during the update, one update stale) against strictly
+on-policy iterations, in the same trainer, alternating blocks of 4 iterations, ``--runs`` blocks of each (the
+first iteration of an overlapped block collects before its update, as a run's first does).
+Last, one batch's update is timed with the length-bucketed microbatches against one padded batch (the earlier
+update, same gradient), ``--runs`` each.
 
     python benchmarks/rl_rollouts.py [--rollouts 32] [--runs 3] [--iterations 3]
 """
@@ -62,6 +66,19 @@ def main() -> None:
             print(f"step {total:.2f} s (median of {len(rows)}, {config.training.batch_size} seeds x "
                   f"{config.training.group_size}): " + ", ".join(
                       f"{key[:-2]} {value:.3f} s ({value / total:.0%})" for key, value in split.items()))
+            per_mode: dict[bool, list[float]] = {False: [], True: []}
+            for _ in range(args.runs):
+                for overlap in (False, True):
+                    trainer.config.training.overlap_rollouts = overlap
+                    # a block of 4: overlapped, the first collects before its update, the other 3 during one
+                    end, started = trainer.iteration + 4, time.perf_counter()
+                    while trainer.iteration < end:
+                        trainer._iterate(end)
+                    per_mode[overlap].append((time.perf_counter() - started) / 4)
+            trainer.config.training.overlap_rollouts = False
+            plain, ahead = (statistics.median(per_mode[mode]) for mode in (False, True))
+            print(f"iteration strictly on-policy {plain:.2f} s, rollouts overlapped with the update {ahead:.2f} s "
+                  f"(per iteration, medians of {len(per_mode[False])} blocks of 4): x{plain / ahead:.2f}")
             rollouts = trainer._runner.run(trainer._collect(trainer._train_seeds(config.training.batch_size
                                                                                  * config.training.group_size)))
             turns = [dataclasses.replace(turn, advantage=1.0) for rollout in rollouts if rollout.valid
