@@ -27,6 +27,11 @@ def test_a_run_config_without_train_section_is_refused():
     assert "has no train: section" in result.output
 
 
+def test_seed_is_refused_for_a_yaml_run_config():
+    result = runner.invoke(app, ["train", "--config", "configs/train_grant_tiny.yaml", "--seed", "1"])
+    assert result.exit_code == 2 and "--seed is for RL configs" in result.output
+
+
 def test_an_invalid_train_section_is_refused_with_the_key(tmp_path):
     data = yaml.safe_load((ROOT / "configs" / "train_grant_tiny.yaml").read_text())
     data["train"]["grpo"]["group_size"] = 1

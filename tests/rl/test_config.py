@@ -65,6 +65,9 @@ def test_unknown_key_is_named(section, key):
     ({"evaluation": {"seeds": [1, 1]}}, "evaluation.seeds"),
     ({"model": {"trainer_mode": "qlora"}}, "model.trainer_mode"),
     ({"rollout": {"ops": ["agent", "judge"]}}, "rollout.ops"),
+    ({"evaluation": {"stop_at": 1.5}}, "evaluation.stop_at"),
+    ({"training": {"lr_warmup_iterations": -1}}, "training.lr_warmup_iterations"),
+    ({"training": {"overlap_rollouts": "yes please"}}, "training.overlap_rollouts"),
 ])
 def test_bad_values_are_named(sections, where):
     with pytest.raises(ConfigError) as error:

@@ -27,7 +27,7 @@ def test_tiny_config_dry_run(tmp_path):
     assert done.returncode == 0, done.stdout + done.stderr
     assert "dry run ok" in done.stdout
     report = json.loads((tmp_path / "run" / "dry_run.json").read_text())
-    assert report["rollouts"] == 8 and report["valid"] >= 1
+    assert report["rollouts"] == 16 and report["valid"] >= 1  # one group: group_size rollouts of one seed
     assert not (tmp_path / "run" / "checkpoint").exists()  # no update, nothing to checkpoint
     assert (tmp_path / "run" / "traces.db").exists()
 
@@ -58,7 +58,7 @@ def test_verilog_qwen_config_dry_run(tmp_path):
 
 def test_a_bad_config_fails_with_the_key_named(tmp_path):
     bad = tmp_path / "rl.toml"
-    bad.write_text((CONFIGS / "rl_fact_finding_tiny.toml").read_text().replace("group_size = 8", "group_sise = 8"))
+    bad.write_text((CONFIGS / "rl_fact_finding_tiny.toml").read_text().replace("group_size = 16", "group_sise = 16"))
     done = _dry_run(bad, tmp_path / "run")
     assert done.returncode != 0
     assert "training.group_sise" in done.stdout + done.stderr

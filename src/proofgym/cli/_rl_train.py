@@ -19,7 +19,7 @@ _COLUMNS = ("step", "reward", "success", "valid", "invalid", "skipped_groups", "
 
 
 def rl_train(config: Path, *, dry_run: bool, steps: int | None, output_dir: Path | None,
-             ray: str | None = None) -> None:
+             ray: str | None = None, seed: int | None = None) -> None:
     """Run (or with ``dry_run`` check) the RL config at ``config``, on the Ray cluster at ``ray`` if given; errors
     are one line naming the key."""
     from proofgym.rl import RLError, RLTrainer, load_rl_config
@@ -28,6 +28,8 @@ def rl_train(config: Path, *, dry_run: bool, steps: int | None, output_dir: Path
         rl = load_rl_config(config)
         if ray is not None:
             rl = rl.on_ray(ray)
+        if seed is not None:
+            rl.training.seed = seed
     except ConfigError as exc:
         fail(exc)
     console.print(f"{config}: {rl.algorithm.variety} on {rl.rollout.env_name} ({rl.services.task_url}), "
@@ -44,7 +46,8 @@ def rl_train(config: Path, *, dry_run: bool, steps: int | None, output_dir: Path
             fail("dry run: no rollout of the batch was valid")
         console.print("dry run ok: services started, one batch rolled out and judged, no update made")
         return
-    console.print(f"held-out success: {_share(result.eval_before)} -> {_share(result.eval_after)}")
+    console.print(f"held-out success: {_share(result.eval_before)} -> {_share(result.eval_after)} "
+                  f"({result.iterations} iterations, {result.wall_s:.0f} s)")
     console.print(f"metrics: {result.metrics_csv}\nreward curve: {result.reward_curve}\n"
                   f"checkpoint: {result.checkpoint}\ntraces: {result.output_dir / 'traces.db'}")
     if result.stopped_by_signal:

@@ -41,6 +41,8 @@ def train_command(
     ray: Optional[str] = typer.Option(None, "--ray", metavar="ADDRESS",
                                       help="RL config: roll out on this Ray cluster ('auto', host:port or "
                                            "ray://host:port); overrides [compute] ray_address."),
+    seed: Optional[int] = typer.Option(None, "--seed", min=0, help="RL config: override [training] seed (the "
+                                                                   "model's initialisation and the sampling)."),
 ) -> None:
     """Train a model with GRPO (TRL) against the run config's reward path.
 
@@ -56,9 +58,10 @@ def train_command(
     if is_rl_config(config):
         from proofgym.cli._rl_train import rl_train
 
-        return rl_train(config, dry_run=dry_run, steps=steps, output_dir=output_dir, ray=ray)
-    if dry_run or ray is not None:
-        fail(f"{'--dry-run' if dry_run else '--ray'} is for RL configs (.toml with [algorithm] / [rollout])")
+        return rl_train(config, dry_run=dry_run, steps=steps, output_dir=output_dir, ray=ray, seed=seed)
+    if dry_run or ray is not None or seed is not None:
+        option = "--dry-run" if dry_run else "--ray" if ray is not None else "--seed"
+        fail(f"{option} is for RL configs (.toml with [algorithm] / [rollout])")
     from proofgym.integrations import run_training
 
     try:

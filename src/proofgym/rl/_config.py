@@ -147,9 +147,13 @@ class RolloutSection(_Strict):
 
 
 class EvaluationSection(_Strict):
+    """``instances``, ``every_n_iters``, ``seeds`` (the reference's), and ours: ``stop_at`` (the run stops after a
+    held-out evaluation at or above this success share)."""
+
     instances: int = Field(16, ge=1, le=100_000)
     every_n_iters: int = Field(10, ge=1)
     seeds: list[int] = Field(default_factory=lambda: list(range(16)))
+    stop_at: float | None = Field(None, gt=0, le=1)
 
     @field_validator("seeds", mode="before")
     @classmethod

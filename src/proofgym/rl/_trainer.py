@@ -52,6 +52,8 @@ class RunResult:
     eval_before: float | None = None
     eval_after: float | None = None
     stopped_by_signal: bool = False
+    reached_at: int | None = None  # the iteration whose held-out evaluation reached evaluation.stop_at
+    wall_s: float | None = None  # the whole run, set-up and warm-up included
     dry_run: dict[str, Any] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
 
@@ -206,6 +208,7 @@ class RLTrainer:
 
     def run(self, *, dry_run: bool = False, iterations: int | None = None) -> RunResult:
         result = RunResult(self.output_dir, 0)
+        started = time.perf_counter()
         previous = signal.signal(signal.SIGTERM, self._on_sigterm) if _main_thread() else None
         # One event loop for every batch of rollouts: the Ray rollout pool lives on it for the whole run.
         self._runner = asyncio.Runner()
@@ -227,7 +230,14 @@ class RLTrainer:
             while self.iteration < total and not self.stop_requested:
                 self._iterate(total)
                 if self.iteration % self.config.evaluation.every_n_iters == 0 or self.iteration == total:
-                    self.metrics.rows[-1]["eval_success"] = self._evaluate(f"iteration {self.iteration}")
+                    share = self.metrics.rows[-1]["eval_success"] = self._evaluate(f"iteration {self.iteration}")
+                    stop_at = self.config.evaluation.stop_at
+                    if stop_at is not None and share >= stop_at:
+                        result.reached_at = self.iteration
+                        self.note(f"held-out success {share:.1%} reached evaluation.stop_at = {stop_at:g} at "
+                                  f"iteration {self.iteration} ({time.perf_counter() - started:.0f} s into the run): "
+                                  "stopping")
+                        break
                 if self.iteration % self.config.training.checkpoint_every == 0:
                     self._checkpoint()
             result.stopped_by_signal = self.stop_requested
@@ -235,6 +245,7 @@ class RLTrainer:
             result.eval_after = next((row["eval_success"] for row in reversed(self.metrics.rows)
                                       if "eval_success" in row), None)
             result.iterations = self.iteration
+            result.wall_s = time.perf_counter() - started
             result.metrics_csv = self.metrics.write_csv(self.output_dir / "metrics.csv")
             result.reward_curve = self.metrics.plot(self.output_dir / "reward_curve.png",
                                                     metrics=("reward", "success", "eval_success"),
