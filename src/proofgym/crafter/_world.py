@@ -46,6 +46,12 @@ _NEAREST_FIRST: tuple[tuple[int, int], ...] = tuple(sorted(
     ((dx, dy) for dx in range(-_SIGHT[0], _SIGHT[0] + 1) for dy in range(-_SIGHT[1], _SIGHT[1] + 1) if dx or dy),
     key=lambda o: (abs(o[0]) + abs(o[1]), o[1], o[0])))
 _KINDS: dict[type, str] = {}  # an object's class -> its name in the view ("zombie")
+
+
+def _kind(obj: Any) -> str:
+    """An object's name in the view: its class's name, lower case ("zombie"), looked up once per class."""
+    cls = type(obj)
+    return _KINDS.get(cls) or _KINDS.setdefault(cls, cls.__name__.lower())
 #: Freshly generated worlds kept per process (worldgen is most of a reset; GRPO groups and evals repeat seeds).
 WORLD_CACHE_SIZE = 64
 
@@ -240,7 +246,7 @@ class CrafterWorld:
         if not (0 <= x < world.area[0] and 0 <= y < world.area[1]):
             return None
         material, obj = world[x, y]
-        return type(obj).__name__.lower() if obj is not None else material
+        return _kind(obj) if obj is not None else material
 
     def facing(self) -> tuple[int, int, str | None]:
         """The direction faced (``dx``, ``dy``) and what is there."""
@@ -261,7 +267,7 @@ class CrafterWorld:
             materials = world._mat_map[x0:x1, y0:y1].tolist()
             objects = world._obj_map[x0:x1, y0:y1].tolist()
             self._around = (materials, objects, x0, y0, px, py)
-            names, table, kinds = world._mat_names, world._objects, _KINDS
+            names, table = world._mat_names, world._objects
             width, height = x1 - x0, y1 - y0
             found: dict[str, Sighting] = {}
             for dx, dy in _NEAREST_FIRST:
@@ -269,10 +275,7 @@ class CrafterWorld:
                 if not (0 <= i < width and 0 <= j < height):
                     continue
                 obj = table[objects[i][j]]
-                if obj is None:
-                    name = names[materials[i][j]]
-                else:
-                    name = kinds.get(type(obj)) or kinds.setdefault(type(obj), type(obj).__name__.lower())
+                name = names[materials[i][j]] if obj is None else _kind(obj)
                 if name not in found and name != "grass" and name != "player":
                     found[name] = Sighting(name, dx, dy)
             self._nearest = sorted(found.values(), key=lambda s: (s.steps, s.name))
@@ -287,7 +290,7 @@ class CrafterWorld:
         """The 5 x 5 cells around the player, north up, the player as ``@``."""
         materials, objects, x0, y0, px, py = self._sight_window()  # the map's radius is inside the view's
         world = self._env._world
-        names, table, kinds = world._mat_names, world._objects, _KINDS
+        names, table = world._mat_names, world._objects
         width, height = len(materials), len(materials[0]) if materials else 0
         rows = []
         for dy in range(-_MAP_RADIUS, _MAP_RADIUS + 1):
@@ -301,9 +304,7 @@ class CrafterWorld:
                     row.append(_MAP_GLYPHS[None])
                 else:
                     obj = table[objects[i][j]]
-                    name = names[materials[i][j]] if obj is None else \
-                        kinds.get(type(obj)) or kinds.setdefault(type(obj), type(obj).__name__.lower())
-                    row.append(_MAP_GLYPHS.get(name, "?"))
+                    row.append(_MAP_GLYPHS.get(names[materials[i][j]] if obj is None else _kind(obj), "?"))
             rows.append("".join(row))
         return rows
 
