@@ -50,6 +50,7 @@ class FactFindingConfig(BaseModel):
         return self
 
 
+@functools.cache  # built on first use (the threshold's import), read on every step
 def _grant_requirements() -> dict[str, tuple[Any, str, str]]:
     from proofgym.domains import GRANT_INCOME_THRESHOLD
 
