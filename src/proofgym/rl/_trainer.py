@@ -13,6 +13,7 @@ and completion ids, the loss on the completion ids only.
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import copy
 import dataclasses
 import json
@@ -75,7 +76,8 @@ class RLTrainer:
         self.iteration = 0
         self._rng = random.Random(config.training.seed)
         self._seed_cursor = self._cursor_trained = 0  # seeds drawn; seeds drawn by the batches trained
-        self._pending: _Background | None = None  # the next batch, collected during this one's update
+        self._pending: concurrent.futures.Future[list[Rollout]] | None = None  # the next batch, during this update
+        self._ahead = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="proofgym-rl-next-batch")
         self._pending_version = 0  # the served weights that collect it
 
     def note(self, line: str) -> None:
@@ -200,6 +202,7 @@ class RLTrainer:
         return env
 
     def _close(self) -> None:
+        self._ahead.shutdown(wait=True, cancel_futures=True)
         for closing in (getattr(self, "server", None), getattr(self, "app", None), getattr(self, "ray_apps", None)):
             if closing is not None:
                 closing.close()
@@ -424,7 +427,7 @@ class RLTrainer:
         if total is not None and self._overlapping(total):
             seeds = self._batch_seeds()
             self._pending_version = self.server.version
-            self._pending = _Background(lambda: asyncio.run(self._collect(seeds)))
+            self._pending = self._ahead.submit(asyncio.run, self._collect(seeds))  # its own event loop
         judged = time.perf_counter()
         scores = self._judge(rollouts)
         judge_s = time.perf_counter() - judged
@@ -465,7 +468,7 @@ class RLTrainer:
         overlap_wait_s = 0.0
         if self._pending is not None:  # the next batch ends on the weights it started with: no sync mid-rollout
             waited = time.perf_counter()
-            self._pending.wait()
+            concurrent.futures.wait([self._pending])
             overlap_wait_s = time.perf_counter() - waited
         sync_s = 0.0
         if self.iteration % config.training.weight_sync_interval == 0 and config.training.weight_sync.enable:
@@ -588,33 +591,6 @@ class RLTrainer:
         self.server.sync(self.iteration)
         self.note(f"resumed from {folder} at iteration {self.iteration}")
         return True
-
-
-class _Background:
-    """A call running in a thread of its own (its own event loop): ``wait()`` for it, ``result()`` to take it."""
-
-    def __init__(self, call: Callable[[], Any]) -> None:
-        import threading
-
-        self._value: Any = None
-        self._error: BaseException | None = None
-        self._thread = threading.Thread(target=self._run, args=(call,), name="proofgym-rl-next-batch", daemon=True)
-        self._thread.start()
-
-    def _run(self, call: Callable[[], Any]) -> None:
-        try:
-            self._value = call()
-        except BaseException as exc:  # re-raised in the trainer's thread by result()
-            self._error = exc
-
-    def wait(self) -> None:
-        self._thread.join()
-
-    def result(self) -> Any:
-        self._thread.join()
-        if self._error is not None:
-            raise self._error
-        return self._value
 
 
 def _episode_turns(env: Any, seed: int, rng: random.Random) -> list[tuple[list[dict[str, Any]], str]]:
