@@ -62,3 +62,62 @@ def test_a_bad_config_fails_with_the_key_named(tmp_path):
     done = _dry_run(bad, tmp_path / "run")
     assert done.returncode != 0
     assert "training.group_sise" in done.stdout + done.stderr
+
+
+def test_the_report_counts_what_the_first_iteration_could_train_on(tmp_path, monkeypatch):
+    from proofgym.rl import RLTrainer
+    from proofgym.rl import _trainer
+
+    from ._run import tiny_config
+
+    report = RLTrainer(tiny_config(tmp_path / "ok")).run(dry_run=True).dry_run
+    assert report["rollouts"] == 2 and report["trainable"] == report["valid"] >= 1
+    assert report["untrainable"] == [] and report["turns"] >= report["trainable"]
+    assert report["invalid_share"] == 1 - report["trainable"] / 2 and report["max_error_share"] == 0.5  # the default
+
+    # A server that records no ids: every valid rollout is untrainable, and the report says why.
+    monkeypatch.setattr(_trainer, "sampled_turns", lambda trace: "step 0: the server returned no token_ids")
+    report = RLTrainer(tiny_config(tmp_path / "no_ids")).run(dry_run=True).dry_run
+    assert report["valid"] >= 1 and report["trainable"] == 0 and report["turns"] == 0
+    # (training seeds start at 10000)
+    assert report["untrainable"][0].endswith("(seed 10000): step 0: the server returned no token_ids")
+    assert report["invalid_share"] == 1.0
+
+
+def _cli_dry_run(monkeypatch, report):
+    from typer.testing import CliRunner
+
+    from proofgym.cli import app
+    from proofgym.rl import _trainer
+
+    def run(self, *, dry_run, iterations):
+        assert dry_run
+        return _trainer.RunResult(self.output_dir, 0, dry_run=report)
+
+    monkeypatch.setattr(_trainer.RLTrainer, "run", run)
+    return CliRunner().invoke(app, ["train", "--config", str(CONFIGS / "rl_fact_finding_tiny.toml"), "--dry-run",
+                                    "--output-dir", "/tmp/unused"])
+
+
+_REPORT = {"rollouts": 4, "valid": 4, "trainable": 4, "rewards": [0.1] * 4, "errors": [], "untrainable": [],
+           "turns": 8, "invalid_share": 0.0, "max_error_share": 0.2, "machine_notes": []}
+
+
+def test_the_dry_run_passes_only_when_the_first_iteration_could_train(monkeypatch):
+    done = _cli_dry_run(monkeypatch, _REPORT)
+    assert done.exit_code == 0 and "dry run ok" in done.output
+
+    untrainable = {**_REPORT, "trainable": 0, "turns": 0, "invalid_share": 1.0,
+                   "untrainable": ["rollout 0 (seed 3): step 0: the server returned no prompt_token_ids / token_ids"]}
+    done = _cli_dry_run(monkeypatch, untrainable)
+    assert done.exit_code != 0 and "dry run ok" not in done.output
+    assert "no valid rollout of the batch can be trained on: rollout 0 (seed 3): step 0" in done.output
+
+    # 3 of 4 timed out: the first iteration would exceed the error budget and stop the run.
+    over = {**_REPORT, "valid": 1, "trainable": 1, "invalid_share": 0.75,
+            "errors": ["policy 'openai:smollm2' unavailable on turn 1: no response within 60 s"] * 3}
+    done = _cli_dry_run(monkeypatch, over)
+    assert done.exit_code != 0 and "dry run ok" not in done.output
+    assert "3 of 4 rollouts were invalid or untrainable, over training.max_error_share = 0.2" in " ".join(
+        done.output.split())
+    assert "no response within 60 s" in done.output

@@ -42,8 +42,16 @@ def rl_train(config: Path, *, dry_run: bool, steps: int | None, output_dir: Path
     if dry_run:
         console.print(f"dry run: {json.dumps(result.dry_run, default=str)}", soft_wrap=True)
         console.print(f"dry run report: {result.output_dir / 'dry_run.json'}")
-        if not result.dry_run.get("valid"):
+        report = result.dry_run
+        if not report.get("valid"):
             fail("dry run: no rollout of the batch was valid")
+        if not report.get("trainable"):
+            fail(f"dry run: no valid rollout of the batch can be trained on: {'; '.join(report['untrainable'][:3])}")
+        if report["invalid_share"] > report["max_error_share"]:
+            reasons = "; ".join(map(str, (report["errors"] + report["untrainable"])[:2]))
+            fail(f"dry run: {report['rollouts'] - report['trainable']} of {report['rollouts']} rollouts were invalid "
+                 f"or untrainable, over training.max_error_share = {report['max_error_share']:g}: the first "
+                 f"iteration would stop the run ({reasons})")
         console.print("dry run ok: services started, one batch rolled out and judged, no update made")
         return
     console.print(f"held-out success: {_share(result.eval_before)} -> {_share(result.eval_after)} "

@@ -400,10 +400,17 @@ class RLTrainer:
         rollouts = await self._collect(seeds)
         scores = await asyncio.to_thread(self._judge, rollouts)
         rewards = [self._reward(r, scores.get(r.cid)) if r.valid else r.error for r in rollouts]
+        # What the first iteration would train on: a valid reward and the recorded ids of every turn.
+        turns = [sampled_turns(r.trace) if r.trace is not None else "no trace" for r in rollouts]
+        untrainable = [f"rollout {i} (seed {r.seed}): {t}" for i, (r, x, t) in enumerate(zip(rollouts, rewards, turns))
+                       if isinstance(x, float) and isinstance(t, str)]
+        trainable = sum(isinstance(x, float) and isinstance(t, list) for x, t in zip(rewards, turns))
+        budget = self.config.training.max_error_share
         return {"rollouts": len(rollouts), "valid": sum(isinstance(x, float) for x in rewards),
-                "rewards": rewards, "errors": [r.error for r in rollouts if not r.valid],
-                "turns": sum(len(t) for r in rollouts if r.valid
-                             for t in [sampled_turns(r.trace)] if isinstance(t, list)),  # type: ignore[arg-type]
+                "trainable": trainable, "rewards": rewards, "errors": [r.error for r in rollouts if not r.valid],
+                "untrainable": untrainable,
+                "turns": sum(len(t) for x, t in zip(rewards, turns) if isinstance(x, float) and isinstance(t, list)),
+                "invalid_share": 1 - trainable / len(rollouts) if rollouts else 1.0, "max_error_share": budget,
                 "machine_notes": self.config.machine_notes()}
 
     def _batch_seeds(self) -> list[int]:
