@@ -4,7 +4,9 @@ One worker thread owns the model. Requests put their rows (one per choice) on a 
 that arrive within a short window of the first (up to ``max_batch_size``) and decodes them together: left padding,
 one forward pass per step over a KV cache, and each row with its own temperature, top-p, seed, stop strings,
 token budget and (optionally) a constraint on the tokens it may take. A finished row leaves the batch (its cache
-rows are dropped); rows that arrive meanwhile wait for the next batch.
+rows are dropped); rows that arrive meanwhile join it between two steps (continuous batching: their prompts are run
+through the model, their cache padded on the left to the batch's length and stacked onto it), up to
+``max_batch_size``, so a short request is not held behind a long one.
 
 Sampling draws one uniform number per step from the row's own generator (seeded from the request's seed and the
 choice's index) and inverts the cumulative distribution, so a seeded row samples the same tokens whatever else is
@@ -192,16 +194,60 @@ class _Row:
     finish: str | None = None
 
 
+@dataclass
+class _Running:
+    """A batch being decoded: its rows, their KV cache and attention mask (left padded), the position each row's
+    next token takes, and the tokens chosen last and not yet fed to the model."""
+
+    rows: list[_Row]
+    cache: Any
+    mask: torch.Tensor
+    next_position: torch.Tensor
+    tokens: torch.Tensor | None
+
+    @staticmethod
+    def join(batch: _Running | None, other: _Running | None) -> _Running | None:
+        """One batch of both: the shorter's cache and mask padded on the left (masked out), rows stacked."""
+        if batch is None or other is None:
+            return batch or other
+        width = max(batch.mask.shape[1], other.mask.shape[1])
+
+        def left_pad(tensor: torch.Tensor, dim: int) -> torch.Tensor:
+            missing = width - tensor.shape[dim]
+            if not missing:
+                return tensor
+            shape = list(tensor.shape)
+            shape[dim] = missing
+            return torch.cat([tensor.new_zeros(shape), tensor], dim=dim)
+
+        for mine, theirs in zip(batch.cache.layers, other.cache.layers):
+            mine.keys = torch.cat([left_pad(mine.keys, -2), left_pad(theirs.keys, -2)])
+            mine.values = torch.cat([left_pad(mine.values, -2), left_pad(theirs.values, -2)])
+        assert batch.tokens is not None and other.tokens is not None
+        return _Running(batch.rows + other.rows, batch.cache,
+                        torch.cat([left_pad(batch.mask, 1), left_pad(other.mask, 1)]),
+                        torch.cat([batch.next_position, other.next_position]), torch.cat([batch.tokens, other.tokens]))
+
+
+def _joinable(cache: Any) -> bool:
+    """Whether rows can join a running batch of ``cache``: every layer a plain growing key/value cache."""
+    from transformers.cache_utils import DynamicLayer
+
+    layers = getattr(cache, "layers", None)
+    return bool(layers) and all(type(layer) is DynamicLayer and layer.is_initialized for layer in layers)
+
+
 class GenerationBackend:
     """Batched generation over a :class:`LoadedModel` in one worker thread (started on first use).
 
     ``max_batch_size`` rows are decoded together at most; the first waiting row waits ``batch_window_ms`` for
-    others to join it; beyond ``max_queued`` waiting rows :meth:`generate` raises :class:`BackendBusy`.
+    others to join it, and with ``continuous`` (the default) rows that arrive later join the running batch between
+    two steps; beyond ``max_queued`` waiting rows :meth:`generate` raises :class:`BackendBusy`.
     ``threads`` sets torch's CPU threads.
     """
 
     def __init__(self, loaded: LoadedModel, *, max_batch_size: int = 8, batch_window_ms: float = 5.0,
-                 max_queued: int = 1024, threads: int | None = None) -> None:
+                 max_queued: int = 1024, threads: int | None = None, continuous: bool = True) -> None:
         if max_batch_size < 1 or max_queued < 1:
             raise ValueError(f"max_batch_size and max_queued must be at least 1, got {max_batch_size} and "
                              f"{max_queued}")
@@ -217,6 +263,7 @@ class GenerationBackend:
         self.batch_window_s = batch_window_ms / 1000
         self.max_queued = max_queued
         self.threads = threads
+        self.continuous = continuous
         self.device = next(self.model.parameters()).device
         self.pad_token_id = self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None \
             else self.tokenizer.eos_token_id
@@ -380,7 +427,22 @@ class GenerationBackend:
                 _fail(row.job, error)
 
     def _decode(self, rows: list[_Row]) -> None:
-        """Decode ``rows`` together until each has finished (see the module docstring)."""
+        """Decode ``rows`` together until each has finished (see the module docstring). Rows waiting on the queue
+        join the batch between two steps (``continuous``); they are appended to ``rows``, so that a failure fails
+        them too."""
+        batch = self._prefill(rows)
+        while batch is not None:
+            if self.continuous and len(batch.rows) < self.max_batch_size and _joinable(batch.cache):
+                joining = self._waiting(self.max_batch_size - len(batch.rows))
+                if joining:
+                    rows.extend(joining)
+                    self.rows_decoded += len(joining)
+                    batch = _Running.join(batch, self._prefill(joining))
+            batch = self._advance(batch)
+
+    def _prefill(self, rows: list[_Row]) -> _Running | None:
+        """The prompts of ``rows`` through the model (left padded) and each row's first token chosen; ``None``
+        when every row finished on it."""
         from transformers import DynamicCache
 
         width = max(len(row.prompt) for row in rows)
@@ -394,25 +456,49 @@ class GenerationBackend:
         cache = DynamicCache(config=self.model.config)
         logits = self.model(input_ids=input_ids, attention_mask=mask, position_ids=positions, cache=cache,
                             use_cache=True, logits_to_keep=1).logits[:, -1, :].float()
-        next_position = positions[:, -1] + 1
-        active = rows
-        while True:
-            tokens = self._step(active, logits)
-            keep = [i for i, row in enumerate(active) if row.finish is None and not row.job.cancelled]
-            for row in active:
-                if row.finish is not None or row.job.cancelled:
-                    self._finish(row)
-            if not keep:
-                return
-            if len(keep) < len(active):
-                index = torch.tensor(keep, device=self.device)
-                cache.batch_select_indices(index)
-                mask, next_position, tokens = mask[index], next_position[index], tokens[index]
-                active = [active[i] for i in keep]
-            mask = torch.cat([mask, mask.new_ones((len(active), 1))], dim=1)
-            logits = self.model(input_ids=tokens[:, None], attention_mask=mask, position_ids=next_position[:, None],
-                                cache=cache, use_cache=True).logits[:, -1, :].float()
-            next_position = next_position + 1
+        return self._chosen(_Running(list(rows), cache, mask, positions[:, -1] + 1, None), logits)
+
+    def _advance(self, batch: _Running) -> _Running | None:
+        """One step: the tokens chosen last fed to the model, and the next ones chosen."""
+        mask = torch.cat([batch.mask, batch.mask.new_ones((len(batch.rows), 1))], dim=1)
+        logits = self.model(input_ids=batch.tokens[:, None], attention_mask=mask,
+                            position_ids=batch.next_position[:, None], cache=batch.cache,
+                            use_cache=True).logits[:, -1, :].float()
+        return self._chosen(_Running(batch.rows, batch.cache, mask, batch.next_position + 1, None), logits)
+
+    def _chosen(self, batch: _Running, logits: torch.Tensor) -> _Running | None:
+        """``batch`` with each row's next token chosen from ``logits``; finished and cancelled rows leave it (their
+        cache rows dropped); ``None`` when no row is left."""
+        tokens = self._step(batch.rows, logits)
+        keep = [i for i, row in enumerate(batch.rows) if row.finish is None and not row.job.cancelled]
+        for row in batch.rows:
+            if row.finish is not None or row.job.cancelled:
+                self._finish(row)
+        if not keep:
+            return None
+        if len(keep) == len(batch.rows):
+            return _Running(batch.rows, batch.cache, batch.mask, batch.next_position, tokens)
+        index = torch.tensor(keep, device=self.device)
+        batch.cache.batch_select_indices(index)
+        return _Running([batch.rows[i] for i in keep], batch.cache, batch.mask[index], batch.next_position[index],
+                        tokens[index])
+
+    def _waiting(self, limit: int) -> list[_Row]:
+        """Up to ``limit`` rows waiting on the queue, without waiting for any (cancelled ones dropped)."""
+        rows: list[_Row] = []
+        while len(rows) < limit:
+            try:
+                row = self._queue.get_nowait()
+            except queue.Empty:
+                break
+            if row is None:  # close(): the worker stops once this batch is done
+                self._queue.put(None)
+                break
+            with self._count_lock:
+                self._queued -= 1
+            if not row.job.cancelled:
+                rows.append(row)
+        return rows
 
     def _step(self, rows: list[_Row], logits: torch.Tensor) -> torch.Tensor:
         """Choose each row's next token from its logits, record it, and mark rows that are done."""
