@@ -18,6 +18,7 @@ same episode.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import threading
 import time
 from typing import Any, Literal, Mapping
@@ -263,17 +264,16 @@ class CrafterEnv(ToolEnv):
         unique = sorted(self._rewards.unlocked) if self._rewards is not None else []
         fx, fy, faced = world.facing()
         sightings, text_map = world.sightings(), world.text_map()
+        x, y = world.position
         lines = [
             f"Step {world.steps} of {config.env_params.max_steps_per_episode}; turn {self._turn} of "
             f"{config.max_turns}.",
-            "Status: " + ", ".join(f"{name} {vitals[name]}/9" for name in ("health", "food", "drink", "energy"))
-            + (" (sleeping)" if world.sleeping else "") + ".",
-            f"Position: ({world.position[0]}, {world.position[1]}). You face {faced or 'nothing'} "
-            f"({direction(fx, fy)}).",
-            "Inventory: " + (", ".join(f"{name} {count}" for name, count in items.items()) or "nothing") + ".",
-            f"Achievements unlocked ({len(unique)}/{len(ACHIEVEMENTS)}): " + (", ".join(unique) or "none") + ".",
+            _status_line(vitals["health"], vitals["food"], vitals["drink"], vitals["energy"], world.sleeping),
+            f"Position: ({x}, {y}). You face {faced or 'nothing'} ({direction(fx, fy)}).",
+            _inventory_line(tuple(items.items())),
+            _achievements_line(tuple(unique)),
             "You see:" if sightings else "You see nothing but grass.",
-            *(f"- {s.describe()}" for s in sightings),
+            *[s.line for s in sightings],
             "Map (5x5, north up, @ is you):",
             *text_map,
         ]
@@ -284,7 +284,7 @@ class CrafterEnv(ToolEnv):
         if end_reason is not None:
             lines.append(_ENDINGS[end_reason])
         data: dict[str, Any] = {"step": world.steps, "turn": self._turn, "status": vitals, "inventory": items,
-                                "position": list(world.position), "facing": faced,
+                                "position": [x, y], "facing": faced,
                                 "achievements_unlocked": unique,
                                 "nearby": [{"name": s.name, "dx": s.dx, "dy": s.dy} for s in sightings],
                                 "map": text_map}
@@ -294,6 +294,23 @@ class CrafterEnv(ToolEnv):
             data["image_png_base64"] = world.frame_png()
             self._frames_kept += keep
         return Observation("\n".join(lines), data)
+
+
+# The view's lines that change seldom, made once per value (a few hundred values in an episode at most).
+@functools.lru_cache(maxsize=4096)
+def _status_line(health: int, food: int, drink: int, energy: int, sleeping: bool) -> str:
+    return (f"Status: health {health}/9, food {food}/9, drink {drink}/9, energy {energy}/9"
+            + (" (sleeping)" if sleeping else "") + ".")
+
+
+@functools.lru_cache(maxsize=4096)
+def _inventory_line(items: tuple[tuple[str, int], ...]) -> str:
+    return "Inventory: " + (", ".join(f"{name} {count}" for name, count in items) or "nothing") + "."
+
+
+@functools.lru_cache(maxsize=4096)
+def _achievements_line(unique: tuple[str, ...]) -> str:
+    return f"Achievements unlocked ({len(unique)}/{len(ACHIEVEMENTS)}): " + (", ".join(unique) or "none") + "."
 
 
 def _actions(call: ToolCall, limit: int) -> tuple[list[str], list[str], str | None]:

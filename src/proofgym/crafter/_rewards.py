@@ -78,7 +78,8 @@ class EpisodeRewards:
                  inventory: Mapping[str, int]) -> tuple[dict[str, float], list[str]]:
         """The components of a decision that took the achievement counts from ``before`` to ``after``, leaving
         ``inventory``; and the achievements it unlocked for the first time."""
-        gains = {name: after[name] - before[name] for name in ACHIEVEMENTS if after[name] > before[name]}
+        gains = {} if after == before else \
+            {name: after[name] - before[name] for name in ACHIEVEMENTS if after[name] > before[name]}
         new = sorted(name for name in gains if name not in self.unlocked)
         self.unlocked.update(new)
         event = float(len(new)) if self.kind == "unique" else float(sum(gains.values()))

@@ -142,6 +142,11 @@ class Sighting:
     def describe(self) -> str:
         return _describe(self.name, self.dx, self.dy)
 
+    @property
+    def line(self) -> str:
+        """The view's line for it: ``- tree 2 steps to your north-west (1 north, 1 west)``."""
+        return _line(self.name, self.dx, self.dy)
+
 
 @functools.lru_cache(maxsize=4096)  # a few kinds x 62 offsets: told again every step
 def _describe(name: str, dx: int, dy: int) -> str:
@@ -152,11 +157,43 @@ def _describe(name: str, dx: int, dy: int) -> str:
     return f"{name} {steps} step{'s' if steps != 1 else ''} to your {direction(dx, dy)} ({', '.join(parts)})"
 
 
+@functools.lru_cache(maxsize=4096)
+def _line(name: str, dx: int, dy: int) -> str:
+    return f"- {_describe(name, dx, dy)}"
+
+
 def direction(dx: int, dy: int) -> str:
     """``north``, ``south-east``, ... of an offset (east and south positive); ``here`` for none."""
     vertical = "north" if dy < 0 else "south" if dy > 0 else ""
     horizontal = "west" if dx < 0 else "east" if dx > 0 else ""
     return "-".join(part for part in (vertical, horizontal) if part) or "here"
+
+
+_HERE = -2  # the player's cell in a map row of _window_order (out of the world: -1)
+
+
+@functools.lru_cache(maxsize=256)  # one per window shape and player cell in it: few (most windows are whole)
+def _window_order(i: int, j: int, width: int, height: int) -> tuple[tuple[tuple[int, Sighting], ...],
+                                                                     tuple[tuple[int, ...], ...]]:
+    """For a sight window ``width`` x ``height`` (flat, rows by x) with the player at ``(i, j)`` in it: the cells
+    nearest first (:data:`_NEAREST_FIRST`) as ``(flat index, offset)`` (the offset as a nameless sighting), and the
+    5 x 5 map's rows north first as flat indices (-1 outside the world, ``_HERE`` for the player)."""
+    order = tuple((x * height + y, Sighting("", dx, dy)) for dx, dy in _NEAREST_FIRST
+                  for x, y in [(i + dx, j + dy)] if 0 <= x < width and 0 <= y < height)
+    rows = tuple(tuple(_HERE if dx == 0 and dy == 0 else (i + dx) * height + j + dy
+                       if 0 <= i + dx < width and 0 <= j + dy < height else -1
+                       for dx in range(-_MAP_RADIUS, _MAP_RADIUS + 1))
+                 for dy in range(-_MAP_RADIUS, _MAP_RADIUS + 1))
+    return order, rows
+
+
+@functools.lru_cache(maxsize=4096)  # a few kinds x 62 offsets
+def _sighting(name: str, dx: int, dy: int) -> Sighting:
+    return Sighting(name, dx, dy)
+
+
+def _nearest_key(sighting: Sighting) -> tuple[int, str]:
+    return sighting.steps, sighting.name
 
 
 class CrafterWorld:
@@ -188,7 +225,8 @@ class CrafterWorld:
         self.frames = frames
         self.last_frame: Any = None
         self.seed: int | None = None
-        self._around: tuple[Any, ...] | None = None  # the sight window's cells, until the world moves
+        self._around: list[str | None] | None = None  # the sight window's cell names, until the world moves
+        self._geometry: tuple[Any, Any] = ((), ())  # _window_order's tables for that window
         self._nearest: list[Sighting] = []  # the sightings read from them
 
     def reset(self, seed: int) -> None:
@@ -254,31 +292,32 @@ class CrafterWorld:
         fx, fy = (int(v) for v in self.player.facing)
         return fx, fy, self._cell(px + fx, py + fy)
 
-    def _sight_window(self) -> tuple[Any, ...]:
-        """The view's cells read from the engine's maps in one slice, kept until the world moves (the text view
-        reads them twice): ``(materials, objects, x0, y0, px, py)``, rows by x, with the slice's corner and the
-        player's cell. The same pass finds the nearest cell of each kind for :meth:`sightings`, walking the cells
-        nearest first (:data:`_NEAREST_FIRST`), so the first cell of a kind met is its nearest."""
+    def _sight_window(self) -> list[str | None]:
+        """The name of every cell in view (a material, or the object on it), read from the engine's maps in one
+        slice and kept until the world moves (the text view reads it twice); flat, rows by x, in the order of
+        :func:`_window_order`'s indices. The same pass finds the nearest cell of each kind for :meth:`sightings`,
+        walking the cells nearest first, so the first cell of a kind met is its nearest."""
         if self._around is None:
             world = self._env._world
             px, py = (int(v) for v in self.player.pos)
             x0, y0 = max(px - _SIGHT[0], 0), max(py - _SIGHT[1], 0)
             x1, y1 = min(px + _SIGHT[0] + 1, world.area[0]), min(py + _SIGHT[1] + 1, world.area[1])
-            materials = world._mat_map[x0:x1, y0:y1].tolist()
-            objects = world._obj_map[x0:x1, y0:y1].tolist()
-            self._around = (materials, objects, x0, y0, px, py)
-            names, table = world._mat_names, world._objects
-            width, height = x1 - x0, y1 - y0
-            found: dict[str, Sighting] = {}
-            for dx, dy in _NEAREST_FIRST:
-                i, j = px + dx - x0, py + dy - y0
-                if not (0 <= i < width and 0 <= j < height):
-                    continue
-                obj = table[objects[i][j]]
-                name = names[materials[i][j]] if obj is None else _kind(obj)
-                if name not in found and name != "grass" and name != "player":
-                    found[name] = Sighting(name, dx, dy)
-            self._nearest = sorted(found.values(), key=lambda s: (s.steps, s.name))
+            mat_names = world._mat_names
+            cells: list[str | None] = [mat_names[m] for m in world._mat_map[x0:x1, y0:y1].ravel().tolist()]
+            objects = world._obj_map[x0:x1, y0:y1].ravel()
+            table = world._objects
+            for k in objects.nonzero()[0].tolist():  # the few cells with a creature (or the player) on them
+                cells[k] = _kind(table[int(objects[k])])
+            self._around = cells
+            self._geometry = _window_order(px - x0, py - y0, x1 - x0, y1 - y0)
+            found: dict[str | None, Sighting] = {}
+            for k, sighting in self._geometry[0]:
+                name = cells[k]
+                if name not in found:
+                    found[name] = sighting
+            self._nearest = sorted((_sighting(name, s.dx, s.dy) for name, s in found.items()
+                                    if name != "grass" and name != "player" and name is not None),
+                                   key=_nearest_key)
         return self._around
 
     def sightings(self) -> list[Sighting]:
@@ -288,25 +327,10 @@ class CrafterWorld:
 
     def text_map(self) -> list[str]:
         """The 5 x 5 cells around the player, north up, the player as ``@``."""
-        materials, objects, x0, y0, px, py = self._sight_window()  # the map's radius is inside the view's
-        world = self._env._world
-        names, table = world._mat_names, world._objects
-        width, height = len(materials), len(materials[0]) if materials else 0
-        rows = []
-        for dy in range(-_MAP_RADIUS, _MAP_RADIUS + 1):
-            j = py + dy - y0
-            row = []
-            for dx in range(-_MAP_RADIUS, _MAP_RADIUS + 1):
-                i = px + dx - x0
-                if dx == 0 and dy == 0:
-                    row.append("@")
-                elif not (0 <= i < width and 0 <= j < height):
-                    row.append(_MAP_GLYPHS[None])
-                else:
-                    obj = table[objects[i][j]]
-                    row.append(_MAP_GLYPHS.get(names[materials[i][j]] if obj is None else _kind(obj), "?"))
-            rows.append("".join(row))
-        return rows
+        cells = self._sight_window()  # the map's radius is inside the view's
+        glyphs = _MAP_GLYPHS
+        return ["".join("@" if k == _HERE else glyphs[None] if k < 0 else glyphs.get(cells[k], "?") for k in row)
+                for row in self._geometry[1]]
 
     def traits(self) -> dict[str, int]:
         """The reference's difficulty traits of the world as reset: trees and hostiles within 10 cells (Euclidean)
