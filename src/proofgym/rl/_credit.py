@@ -23,12 +23,18 @@ class Turn:
 
 
 def sampled_turns(trace: SessionTrace) -> list[Turn] | str:
-    """Every model call of ``trace`` with its recorded ids (never re-tokenised), or why they cannot be read."""
+    """Every model call of ``trace`` with its recorded ids (never re-tokenised), or why they cannot be read.
+
+    A call that got no completion (a timeout, a refused request) is skipped when a later call of the same step got
+    one: it was an attempt the policy retried, and the environment saw only the retry's answer."""
     turns = []
     for step in trace.steps:
-        for call in step.lm_calls:
+        calls = step.lm_calls
+        for position, call in enumerate(calls):
             choice = _first_choice(call.response)
             if choice is None:
+                if any(_first_choice(later.response) is not None for later in calls[position + 1:]):
+                    continue
                 return f"step {step.index}: the model call has no recorded completion ({call.error or 'no response'})"
             prompt, completion = choice.get("prompt_token_ids"), choice.get("token_ids")
             if not _ids(prompt) or not _ids(completion):
