@@ -159,3 +159,17 @@ def test_a_full_trace_is_read_with_or_without_the_v3_session_trace():
         assert read.to_dict() == older and result.ok
     with pytest.raises((ValueError, KeyError, TypeError)):  # any other unknown key is still refused
         _read_response({"metrics": metrics, "trace": {**older, "other": 1}}, 0, 0.1)
+
+
+def test_an_eval_sharing_its_task_apps_trace_store_stores_each_session_once(tmp_path):
+    """`proofgym serve` and `proofgym eval` run from one directory both write traces/proofgym.db: the app stores
+    each session under the eval's run, and the eval's own write of it is not a failure."""
+    shared = tmp_path / "proofgym.db"
+    with ThreadedTaskApp("grant_eligibility", api_key=KEY, store=shared) as served:
+        report = run_eval(parse_eval_config({"eval": {"task_app_url": served.url, "policy_name": "oracle",
+                                                      "seeds": "0-2", "traces": str(shared)}}).eval)
+    assert [r.status for r in report.results] == ["ok"] * 3, [r.error for r in report.results]
+    assert all(r.passed for r in report.results)
+    with TraceStore(shared, create=False) as store:
+        assert store.count_sessions(run_id=report.run_id) == 3
+        assert store.list_runs()[0].summary["pass_rate"] == 1.0

@@ -16,7 +16,8 @@ from proofgym.evaluation._config import ComputeSection, EvalConfig, EvalSection
 from proofgym.evaluation._errors import EvalError
 from proofgym.evaluation._judges import EvalJudge, build_judges, invalid_verdicts
 from proofgym.evaluation._report import EvalReport, JudgeStats, SeedResult, achievements_of
-from proofgym.traces import DEFAULT_PATH, SessionTrace, TraceStore, TraceWriteError, TraceWriter
+from proofgym.traces import (DEFAULT_PATH, DuplicateSessionError, SessionTrace, TraceStore, TraceWriteError,
+                              TraceWriter)
 
 OnResult = Callable[[SeedResult], Any]
 
@@ -142,7 +143,7 @@ async def _run_seeds(section: EvalSection, store: TraceStore, run_id: str, env_n
             try:
                 writer.flush()
             except TraceWriteError as exc:
-                unstored = set(exc.session_ids)
+                unstored = {sid for sid, error in exc.failures if not _stored_by_the_app(store, sid, error, run_id)}
                 for seed, result in by_seed.items():
                     if result.session_id in unstored:
                         by_seed[seed] = replace(result, status="failed", error=f"the trace was not stored: {exc}")
@@ -152,6 +153,16 @@ async def _run_seeds(section: EvalSection, store: TraceStore, run_id: str, env_n
     ok = report.failed == 0 and not report.nothing_judged
     store.finish_run(run_id, status="ok" if ok else "error", summary=report.summary())
     return report
+
+
+def _stored_by_the_app(store: TraceStore, session_id: str, error: BaseException, run_id: str) -> bool:
+    """Whether a session the store refused as a duplicate is there already under this run: the task app writes
+    to the same trace store (``proofgym serve`` and ``proofgym eval`` run from one directory both default to
+    traces/proofgym.db), so it is stored, once."""
+    if not isinstance(error, DuplicateSessionError):
+        return False
+    stored = store.get_session(session_id)
+    return stored is not None and stored.run_id == run_id
 
 
 async def _judge(section: EvalSection, judges: list[EvalJudge], results: list[SeedResult],
