@@ -8,6 +8,7 @@ import json
 import pytest
 
 from proofgym.core import ConfigError
+from proofgym.crafter import ACHIEVEMENTS
 from proofgym.envs import env_names, make
 
 crafter = pytest.importorskip("crafter", reason="needs the crafter package: pip install 'proofgym[crafter]'")
@@ -67,8 +68,22 @@ def test_a_malformed_call_is_an_error_observation_that_runs_nothing(env, action,
     env.reset(0)
     result = env.step(action)
     assert fragment in result.info["error"] and result.observation.text.startswith("Error:")
-    assert result.info.get("actions_run", []) == [] and result.reward == 0.0 and not result.done
-    assert "Status:" in result.observation.text or "tool" not in result.info  # the view follows a refused call
+    assert result.info["actions_run"] == [] and result.reward == 0.0 and not result.done
+    assert "Status:" in result.observation.text  # the view follows a refused call
+    # ... and its info carries the state as every step's does (an evaluation reads the last step's achievements)
+    assert set(result.info["achievements"]) == set(ACHIEVEMENTS) and result.info["world_step"] == 0
+    assert {"inventory", "position", "unlocked", "skipped"} <= set(result.info)
+
+
+def test_a_reply_with_no_tool_call_as_the_last_step_still_gives_the_achievement_table():
+    from proofgym.evaluation._report import achievements_of  # what the eval's achievement table reads
+
+    with make("crafter", max_turns=2) as env:
+        env.reset(0)
+        env.step({"tool": "interact", "args": {"action": "noop"}})
+        last = env.step(None)  # the rollout loop's step for a reply it could not read as a tool call
+    assert last.done and last.info["end_reason"] == "turn_limit"
+    assert achievements_of(dict(last.info)) == {name: 0 for name in ACHIEVEMENTS}
 
 
 def test_unknown_names_are_skipped_and_an_empty_call_is_a_noop(env):

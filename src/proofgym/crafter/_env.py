@@ -246,7 +246,10 @@ class CrafterEnv(ToolEnv):
             info.update(self._ending(end_reason))
         return ToolResult(view, components, done=end_reason is not None, info=info)
 
-    def _refused(self, tool: str, error: str) -> ToolResult:
+    def _unreadable(self, error: str) -> ToolResult:
+        return self._refused(None, error)  # the state in info as every step has it (the last one is read by eval)
+
+    def _refused(self, tool: str | None, error: str) -> ToolResult:
         # A malformed call runs nothing; it still costs the turn (and may be the last one).
         info: dict[str, Any] = {"tool": tool, "actions_run": [], "skipped": [], "unlocked": [],
                                 "achievements": self._world.achievements(), "inventory": self._world.inventory(),

@@ -80,7 +80,7 @@ class ToolEnv(ABC):
             call = parse_action(action, self._tools)
         except ActionError as exc:
             error = str(exc)
-            result = ToolResult(Observation(f"Error: {error}", {"error": error}))
+            result = self._unreadable(error)
         else:
             result = self._call_tool(call)
         components = {**result.rewards, "step_penalty": -self._step_penalty}
@@ -112,6 +112,12 @@ class ToolEnv(ABC):
     @abstractmethod
     def _call_tool(self, call: ToolCall) -> ToolResult:
         """Run a validated tool call."""
+
+    def _unreadable(self, error: str) -> ToolResult:
+        """What an action that is not a valid call of any tool yields (it runs nothing): an error observation. An
+        environment whose steps always carry its state in ``info`` (an evaluation reads the last step's) says so
+        here too."""
+        return ToolResult(Observation(f"Error: {error}", {"error": error}))
 
     def _close(self) -> None:
         """Release resources; called once, by the first ``close()``."""
