@@ -399,19 +399,25 @@ class RLTrainer:
         seeds = [seeds[0]] * self.config.training.group_size
         rollouts = await self._collect(seeds)
         scores = await asyncio.to_thread(self._judge, rollouts)
-        rewards = [self._reward(r, scores.get(r.cid)) if r.valid else r.error for r in rollouts]
-        # What the first iteration would train on: a valid reward and the recorded ids of every turn.
-        turns = [sampled_turns(r.trace) if r.trace is not None else "no trace" for r in rollouts]
-        untrainable = [f"rollout {i} (seed {r.seed}): {t}" for i, (r, x, t) in enumerate(zip(rollouts, rewards, turns))
-                       if isinstance(x, float) and isinstance(t, str)]
-        trainable = sum(isinstance(x, float) and isinstance(t, list) for x, t in zip(rewards, turns))
-        budget = self.config.training.max_error_share
-        return {"rollouts": len(rollouts), "valid": sum(isinstance(x, float) for x in rewards),
-                "trainable": trainable, "rewards": rewards, "errors": [r.error for r in rollouts if not r.valid],
-                "untrainable": untrainable,
-                "turns": sum(len(t) for x, t in zip(rewards, turns) if isinstance(x, float) and isinstance(t, list)),
-                "invalid_share": 1 - trainable / len(rollouts) if rollouts else 1.0, "max_error_share": budget,
+        readings = self._readings(rollouts, scores)  # what the first iteration would read of them
+        rewards = [reward for _, reward, _ in readings]
+        valid = [(i, r, turns) for i, (r, reward, turns) in enumerate(readings) if isinstance(reward, float)]
+        trained = [turns for _, _, turns in valid if isinstance(turns, list)]
+        return {"rollouts": len(rollouts), "valid": len(valid), "trainable": len(trained), "rewards": rewards,
+                "errors": [r.error for r in rollouts if not r.valid],
+                "untrainable": [f"rollout {i} (seed {r.seed}): {turns}" for i, r, turns in valid
+                                if isinstance(turns, str)],
+                "turns": sum(map(len, trained)),
+                "invalid_share": 1 - len(trained) / len(rollouts) if rollouts else 1.0,
+                "max_error_share": self.config.training.max_error_share,
                 "machine_notes": self.config.machine_notes()}
+
+    def _readings(self, rollouts: list[Rollout], scores: dict[str, TrajectoryScore]) \
+            -> list[tuple[Rollout, float | str | None, list[Turn] | str]]:
+        """Each rollout with its reward (or why it is invalid) and its turns as sampled (or why they cannot be read):
+        a rollout is trained on only with both."""
+        return [(rollout, self._reward(rollout, scores.get(rollout.cid)) if rollout.valid else rollout.error,
+                 sampled_turns(rollout.trace) if rollout.trace is not None else "no trace") for rollout in rollouts]
 
     def _batch_seeds(self) -> list[int]:
         group = self.config.training.group_size
@@ -441,9 +447,7 @@ class RLTrainer:
         self._store(rollouts)
         groups: dict[int, list[tuple[Rollout, float, list[Turn]]]] = {}
         invalid = 0
-        for rollout in rollouts:
-            reward = self._reward(rollout, scores.get(rollout.cid)) if rollout.valid else rollout.error
-            turns = sampled_turns(rollout.trace) if rollout.trace is not None else "no trace"
+        for rollout, reward, turns in self._readings(rollouts, scores):
             if not isinstance(reward, float) or isinstance(turns, str):
                 invalid += 1
                 continue
