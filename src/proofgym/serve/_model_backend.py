@@ -206,10 +206,11 @@ class _Running:
     tokens: torch.Tensor | None
 
     @staticmethod
-    def join(batch: _Running | None, other: _Running | None) -> _Running | None:
-        """One batch of both: the shorter's cache and mask padded on the left (masked out), rows stacked."""
-        if batch is None or other is None:
-            return batch or other
+    def join(batch: _Running, other: _Running | None) -> _Running:
+        """One batch of both (``other``: rows whose prompts were just run, ``None`` if all finished on their first
+        token): the shorter's cache and mask padded on the left (masked out), rows stacked."""
+        if other is None:
+            return batch
         width = max(batch.mask.shape[1], other.mask.shape[1])
 
         def left_pad(tensor: torch.Tensor, dim: int) -> torch.Tensor:
@@ -386,22 +387,10 @@ class GenerationBackend:
             first = self._queue.get()
             if first is None:
                 break
-            rows = [first]
-            deadline = time.monotonic() + self.batch_window_s
-            stop = False
-            while len(rows) < self.max_batch_size:
-                try:
-                    row = self._queue.get(timeout=max(0.0, deadline - time.monotonic())) \
-                        if self.batch_window_s > 0 else self._queue.get_nowait()
-                except queue.Empty:
-                    break
-                if row is None:
-                    stop = True
-                    break
-                rows.append(row)
             with self._count_lock:
-                self._queued -= len(rows)
-            rows = [row for row in rows if not row.job.cancelled]
+                self._queued -= 1
+            rows = [first] if not first.job.cancelled else []
+            rows += self._taken(self.max_batch_size - 1, self.batch_window_s)
             if rows:
                 self.batches_decoded += 1
                 self.rows_decoded += len(rows)
@@ -412,8 +401,6 @@ class GenerationBackend:
                     logger.exception("generation failed for a batch of %d rows", len(rows))
                     for job in {id(row.job): row.job for row in rows}.values():
                         _fail(job, exc)
-            if stop:
-                break
         self._fail_waiting()
 
     def _fail_waiting(self) -> None:
@@ -433,7 +420,7 @@ class GenerationBackend:
         batch = self._prefill(rows)
         while batch is not None:
             if self.continuous and len(batch.rows) < self.max_batch_size and _joinable(batch.cache):
-                joining = self._waiting(self.max_batch_size - len(batch.rows))
+                joining = self._taken(self.max_batch_size - len(batch.rows))
                 if joining:
                     rows.extend(joining)
                     self.rows_decoded += len(joining)
@@ -483,15 +470,19 @@ class GenerationBackend:
         return _Running([batch.rows[i] for i in keep], batch.cache, batch.mask[index], batch.next_position[index],
                         tokens[index])
 
-    def _waiting(self, limit: int) -> list[_Row]:
-        """Up to ``limit`` rows waiting on the queue, without waiting for any (cancelled ones dropped)."""
+    def _taken(self, limit: int, window_s: float = 0.0) -> list[_Row]:
+        """Up to ``limit`` rows from the queue, waiting at most ``window_s`` in all for them (0: only those already
+        there), cancelled ones dropped. ``close()``'s marker is put back, for the worker's loop to stop on once the
+        batch is done."""
         rows: list[_Row] = []
+        deadline = time.monotonic() + window_s
         while len(rows) < limit:
             try:
-                row = self._queue.get_nowait()
+                row = self._queue.get(timeout=max(0.0, deadline - time.monotonic())) if window_s > 0 \
+                    else self._queue.get_nowait()
             except queue.Empty:
                 break
-            if row is None:  # close(): the worker stops once this batch is done
+            if row is None:
                 self._queue.put(None)
                 break
             with self._count_lock:
