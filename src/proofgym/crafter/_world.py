@@ -173,12 +173,12 @@ _HERE = -2  # the player's cell in a map row of _window_order (out of the world:
 
 
 @functools.lru_cache(maxsize=256)  # one per window shape and player cell in it: few (most windows are whole)
-def _window_order(i: int, j: int, width: int, height: int) -> tuple[tuple[tuple[int, Sighting], ...],
+def _window_order(i: int, j: int, width: int, height: int) -> tuple[tuple[tuple[int, int, int], ...],
                                                                      tuple[tuple[int, ...], ...]]:
     """For a sight window ``width`` x ``height`` (flat, rows by x) with the player at ``(i, j)`` in it: the cells
-    nearest first (:data:`_NEAREST_FIRST`) as ``(flat index, offset)`` (the offset as a nameless sighting), and the
-    5 x 5 map's rows north first as flat indices (-1 outside the world, ``_HERE`` for the player)."""
-    order = tuple((x * height + y, Sighting("", dx, dy)) for dx, dy in _NEAREST_FIRST
+    nearest first (:data:`_NEAREST_FIRST`) as ``(flat index, dx, dy)``, and the 5 x 5 map's rows north first as
+    flat indices (-1 outside the world, ``_HERE`` for the player)."""
+    order = tuple((x * height + y, dx, dy) for dx, dy in _NEAREST_FIRST
                   for x, y in [(i + dx, j + dy)] if 0 <= x < width and 0 <= y < height)
     rows = tuple(tuple(_HERE if dx == 0 and dy == 0 else (i + dx) * height + j + dy
                        if 0 <= i + dx < width and 0 <= j + dy < height else -1
@@ -310,12 +310,12 @@ class CrafterWorld:
                 cells[k] = _kind(table[int(objects[k])])
             self._around = cells
             self._geometry = _window_order(px - x0, py - y0, x1 - x0, y1 - y0)
-            found: dict[str | None, Sighting] = {}
-            for k, sighting in self._geometry[0]:
+            found: dict[str | None, tuple[int, int]] = {}
+            for k, dx, dy in self._geometry[0]:
                 name = cells[k]
                 if name not in found:
-                    found[name] = sighting
-            self._nearest = sorted((_sighting(name, s.dx, s.dy) for name, s in found.items()
+                    found[name] = dx, dy
+            self._nearest = sorted((_sighting(name, dx, dy) for name, (dx, dy) in found.items()
                                     if name != "grass" and name != "player" and name is not None),
                                    key=_nearest_key)
         return self._around
