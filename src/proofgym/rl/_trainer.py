@@ -34,7 +34,7 @@ from proofgym.rl._credit import Turn, decision_values, group_advantages, sampled
 from proofgym.rl._policy import PolicyModels, PolicyServer, build_policy_models
 from proofgym.rl._task_app import LocalTaskApp, RLError, Rollout, RolloutClient, new_cid
 from proofgym.traces import SessionTrace, TraceStore
-from proofgym.training import MetricsLog
+from proofgym.training import MetricsLog, kl_k3
 
 _TRAIN_SEED_BASE = 10_000
 _MAX_TOKENS = 48
@@ -73,6 +73,7 @@ class RLTrainer:
         self.metrics = MetricsLog()
         self.stop_requested = False
         self.invalid = self.total = 0
+        self.updates_skipped = 0  # optimizer steps left out because their loss or gradient was not finite
         self.iteration = 0
         self._rng = random.Random(config.training.seed)
         self._seed_cursor = self._cursor_trained = 0  # seeds drawn; seeds drawn by the batches trained
@@ -486,7 +487,8 @@ class RLTrainer:
             sync_s = self.server.sync(self.iteration)
         row = self.metrics.log(self.iteration, reward=_mean(rewards), success=_mean(successes),
                                valid=len(rollouts) - invalid, invalid=invalid, skipped_groups=skipped,
-                               flat_groups=flat, turns=len(train_turns), loss=loss, rollout_s=rollout_s,
+                               flat_groups=flat, turns=len(train_turns), loss=loss,
+                               updates_skipped=self.updates_skipped, rollout_s=rollout_s,
                                judge_s=judge_s, update_s=update_s, sync_s=sync_s, overlap_wait_s=overlap_wait_s,
                                served_version=self.server.version, sampled_version=sampled_version,
                                step_s=time.perf_counter() - started)
@@ -542,7 +544,12 @@ class RLTrainer:
                                    kl_coef=config.training.kl_coef)
                 loss.backward()
                 loss_value += float(loss.detach())
-            torch.nn.utils.clip_grad_norm_(model.parameters(), config.training.max_grad_norm)
+            norm = torch.nn.utils.clip_grad_norm_(model.parameters(), config.training.max_grad_norm)
+            if not (math.isfinite(loss_value) and math.isfinite(float(norm))):
+                # A non-finite loss or gradient is never applied: the step is skipped and counted.
+                self.optimizer.zero_grad()
+                self.updates_skipped += 1
+                continue
             self.optimizer.step()
         return loss_value
 
@@ -697,8 +704,7 @@ def policy_loss(model: Any, turns: list[Turn], pad_id: int, *, clip_eps: float, 
     maskf = mask.float()
     kl = torch.zeros_like(logprobs)
     if reference_logprobs is not None and kl_coef > 0:
-        gap = (reference_logprobs - logprobs) * maskf
-        kl = kl_coef * (torch.exp(gap) - gap - 1) * maskf
+        kl = kl_coef * kl_k3(logprobs * maskf, reference_logprobs * maskf) * maskf
     delta = (logprobs - old) * maskf
     if sequence_ratio:
         ratio = torch.exp(delta.sum(-1, keepdim=True) / maskf.sum(-1, keepdim=True).clamp(min=1))

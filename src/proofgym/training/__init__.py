@@ -19,6 +19,7 @@ from proofgym.training._grpo import (
     StepResult,
     group_advantages,
     grpo_loss,
+    kl_k3,
     shared_prompt_logprobs,
 )
 from proofgym.training._heldout import HeldoutReport, evaluate_heldout
@@ -53,6 +54,7 @@ __all__ = [
     "generate",
     "group_advantages",
     "grpo_loss",
+    "kl_k3",
     "prefer_passive_waiting",
     "run_demo",
     "sample_token_ids",

@@ -50,6 +50,18 @@ def group_advantages(rewards: Sequence[float | None], group_size: int) -> list[f
     return advantages
 
 
+def kl_k3(logp: Any, ref_logp: Any) -> Any:
+    """Per-token k3 estimate of KL(policy || reference), ``exp(d) - d - 1`` with ``d = ref_logp - logp``: never
+    below 0, as KL is not. Computed with ``expm1`` (exact near ``d = 0``, where ``exp(d) - 1`` loses every digit)
+    and clamped at 0, since ``expm1(d) - d`` can still round to a value of the order of ``-1e-10`` on some
+    processors when the policy equals its reference; the clamp costs no gradient (k3's own is ~0 there).
+    """
+    import torch
+
+    delta = ref_logp - logp
+    return torch.clamp(torch.expm1(delta) - delta, min=0.0)
+
+
 class LossTerms(NamedTuple):
     """The GRPO loss (a scalar tensor to back-propagate) and, detached, the mean per-token KL and the
     share of tokens whose ratio was clipped."""
@@ -83,8 +95,7 @@ def grpo_loss(logp: Any, old_logp: Any, ref_logp: Any, advantages: Any, mask: An
     per_token = -torch.minimum(ratio * adv, clipped * adv)
     kl = torch.zeros((), dtype=logp.dtype)
     if ref_logp is not None:
-        delta = ref_logp - logp
-        k3 = torch.exp(delta) - delta - 1.0
+        k3 = kl_k3(logp, ref_logp)
         kl = (k3 * mask).sum() / tokens
         if beta > 0:
             per_token = per_token + beta * k3
@@ -250,6 +261,7 @@ class CompactGRPO:
         )
         self.scheduler = torch.optim.lr_scheduler.LambdaLR(self.optimizer, self.config.lr_factor)
         self.steps_done = 0
+        self.updates_skipped = 0  # steps with nothing to learn from, or whose loss or gradient was not finite
         self._flat_share = 0.0  # of the last step's groups: how many had no spread
 
     def _round_size(self, needed: int, left: int) -> int:
@@ -311,8 +323,8 @@ class CompactGRPO:
                                             group=groups_seen - 1, advantage=advantages[i] if counted else None,
                                             tokens=len(completion_tokens[i]), truncated=gen.truncated[i]))
         t2 = time.perf_counter()
-        losses = self._update(kept) if kept else {"loss": math.nan, "kl": math.nan, "clip_fraction": math.nan,
-                                                  "grad_norm": math.nan}
+        losses = self._update(kept)
+        self.updates_skipped += losses["update_skipped"]
         train_s = time.perf_counter() - t2
         self._flat_share = zero_spread / groups_seen
         self.curriculum.update(_branch_results(rollouts, self.curriculum.branch_of))
@@ -326,6 +338,7 @@ class CompactGRPO:
             "sampling_rounds": rounds,
             "explored_groups": explored,
             **losses,
+            "updates_skipped": self.updates_skipped,
             "lr": self.optimizer.param_groups[0]["lr"],
             **timings,
             "train_s": train_s,
@@ -335,9 +348,17 @@ class CompactGRPO:
 
     def _update(self, kept: list[tuple[list[list[int]], list[list[int]], list[float], list[float]]],
                 ) -> dict[str, float]:
+        """One policy update on the ``kept`` groups: the mean loss, KL, clip fraction and gradient norm of its
+        passes, and ``update_skipped`` (the passes left out). A step with no scored completion (no group kept,
+        or every reward abstained) takes no optimizer step at all: Adam's momentum would move the weights on a
+        zero gradient. A pass whose loss or gradient is not finite is not applied either; its figures count 0."""
         import torch
 
         cfg = self.config
+        nothing = {"loss": 0.0, "kl": 0.0, "clip_fraction": 0.0, "grad_norm": 0.0,
+                   "update_skipped": float(cfg.updates_per_generation)}
+        if not any(not math.isnan(a) for group in kept for a in group[2]):
+            return nothing
         prompts = [p for group in kept for p in group[0]]
         completions = [c for group in kept for c in group[1]]
         advantages = [a for group in kept for a in group[2]]
@@ -354,7 +375,7 @@ class CompactGRPO:
                 ref_logp = completion_logprobs(self.reference, batch, temperature)
         scale = min(1.0, len(kept) / cfg.prompts_per_step) if cfg.scale_partial_batches else 1.0
         self.model.train()
-        totals = {"loss": 0.0, "kl": 0.0, "clip_fraction": 0.0, "grad_norm": 0.0}
+        totals = {"loss": 0.0, "kl": 0.0, "clip_fraction": 0.0, "grad_norm": 0.0, "update_skipped": 0.0}
         old_logp = None
         for _ in range(cfg.updates_per_generation):
             with autocast(cfg.precision, self.model):
@@ -366,13 +387,18 @@ class CompactGRPO:
             (terms.loss * scale).backward()
             params = [p for p in self.model.parameters() if p.grad is not None]
             norm = torch.nn.utils.clip_grad_norm_(params, cfg.max_grad_norm if cfg.max_grad_norm > 0 else math.inf)
+            if not (math.isfinite(float(terms.loss.detach())) and math.isfinite(float(norm))):
+                self.optimizer.zero_grad(set_to_none=True)
+                totals["update_skipped"] += 1
+                continue
             self.optimizer.step()
             totals["loss"] += float(terms.loss.detach())
             totals["kl"] += terms.kl
             totals["clip_fraction"] += terms.clip_fraction
             totals["grad_norm"] += float(norm)
         self.scheduler.step()
-        return {k: v / cfg.updates_per_generation for k, v in totals.items()}
+        applied = cfg.updates_per_generation - totals["update_skipped"]
+        return {k: v if k == "update_skipped" else (v / applied if applied else 0.0) for k, v in totals.items()}
 
 
 def shared_prompt_logprobs(model: Any, prompts: Sequence[Sequence[int]], completions: Sequence[Sequence[int]], *,
