@@ -224,11 +224,22 @@ class TraceStore:
 
     def get_session(self, session_id: str) -> SessionTrace | None:
         """The session with this id, or None."""
-        Fields().text("session_id", session_id)
-        with self._read() as conn:
-            rows = conn.execute(select(schema.sessions).where(schema.sessions.c.session_id == session_id))
-            found = self._load(conn, rows.mappings().all())
+        found = self.get_sessions([session_id])
         return found[0] if found else None
+
+    def get_sessions(self, session_ids: Sequence[str]) -> list[SessionTrace]:
+        """The sessions with these ids, in the order given (an id that is not stored is left out, a repeated one
+        comes once): read together, a few queries however many ids (not one round of queries per session)."""
+        f = Fields()
+        if isinstance(session_ids, (str, bytes)):
+            raise f.fail("session_ids", "a list of session ids, not one string", session_ids)
+        wanted = list(dict.fromkeys(f.text("session_id", sid) for sid in session_ids))
+        s = schema.sessions
+        with self._read() as conn:
+            rows = [row for chunk in _chunks(wanted)
+                    for row in conn.execute(select(s).where(s.c.session_id.in_(chunk))).mappings().all()]
+            found = {session.session_id: session for session in self._load(conn, rows)}
+        return [found[sid] for sid in wanted if sid in found]
 
     def find_by_correlation_id(self, correlation_id: str) -> list[SessionTrace]:
         """The sessions carrying this correlation id (the trainer's ``cid``), oldest first."""
