@@ -27,6 +27,13 @@ from proofgym.envs._splits import (
     seed_partition,
     split_selection,
 )
+from proofgym.envs._single_answer import (
+    SingleAnswerEnv,
+    answer_tool,
+    check_answer_run_config,
+    plain_text_answer,
+    reward_components,
+)
 from proofgym.envs._tool_env import ToolEnv, ToolResult
 from proofgym.envs._tools import MAX_ACTION_CHARS, Tool, ToolCall
 
@@ -62,6 +69,7 @@ __all__ = [
     "SPLITS",
     "SPLIT_KEYS",
     "SeedPartition",
+    "SingleAnswerEnv",
     "SplitEnv",
     "SplitSelection",
     "StepResult",
@@ -70,12 +78,16 @@ __all__ = [
     "ToolCall",
     "ToolEnv",
     "ToolResult",
+    "answer_tool",
+    "check_answer_run_config",
     "default_run_config",
     "env_names",
     "make",
+    "plain_text_answer",
     "quick_to_make",
     "register_env",
     "register_rulebook_env",
+    "reward_components",
     "seed_partition",
     "split_selection",
     "verification_cache_usage",

@@ -25,6 +25,8 @@ _PROPERTY_KEYWORDS = {
 _TOOL_FORM = frozenset({"tool", "args"})
 _NAME_FORM = frozenset({"name", "arguments", "id", "type"})
 _FUNCTION_FORM = frozenset({"function", "id", "type"})
+# The keys that make a JSON object a tool call in one of the forms above (the key parse_action dispatches on).
+CALL_KEYS = frozenset({"tool", "name", "function"})
 _FUNCTION_BODY = frozenset({"name", "arguments"})
 
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import functools
 import importlib.resources
-import json
 from pathlib import Path
 from typing import Any
 
@@ -12,23 +11,21 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from proofgym.config import ConfigError, RunConfig, load_run_config, parse_run_config
 from proofgym.core import describe_validation_error
-from proofgym.envs import MAX_ACTION_CHARS, Observation, StepResult, Tool, ToolCall, ToolEnv, ToolResult
+from proofgym.envs import (
+    Observation,
+    SingleAnswerEnv,
+    ToolResult,
+    answer_tool,
+    check_answer_run_config,
+    reward_components,
+)
 from proofgym.formats import load_yaml
 from proofgym.math._answer import build_math_prompt
 from proofgym.math._problems import MathProblem, resolve_problems
 from proofgym.rewards import RewardFunction
 
-ANSWER_TOOL = Tool(
-    "answer",
-    "Submit your complete answer (reasoning, then the final answer as \\boxed{...}); this ends the episode.",
-    {
-        "type": "object",
-        "properties": {"completion": {"type": "string", "description": "your full answer text"}},
-        "required": ["completion"],
-        "additionalProperties": False,
-    },
-)
-_CALL_KEYS = frozenset({"tool", "name", "function"})
+ANSWER_TOOL = answer_tool(
+    "Submit your complete answer (reasoning, then the final answer as \\boxed{...}); this ends the episode.")
 
 
 def default_math_run_config(problems: str = "builtin") -> RunConfig:
@@ -58,7 +55,7 @@ class MathEnvConfig(BaseModel):
     run_config: str | None = Field(None, min_length=1)
 
 
-class MathEnv(ToolEnv):
+class MathEnv(SingleAnswerEnv):
     """Answer one math problem; the answer is scored by the math reward path (parser, Math-Verify, shaper).
 
     The observation's ``text`` is the prompt (:func:`~proofgym.math.build_math_prompt`) and its ``data`` holds
@@ -72,20 +69,16 @@ class MathEnv(ToolEnv):
     its verification cache and worker processes).
     """
 
-    accepts_text = True
     blocking = True  # answers are verified in worker processes
 
     def __init__(self, *, config: MathEnvConfig | None = None, reward_function: RewardFunction | None = None) -> None:
         self.config = config or MathEnvConfig()
-        super().__init__([ANSWER_TOOL], max_turns=self.config.max_turns)
         self.problems = resolve_problems(self.config.problems)
         self._order = sorted(self.problems)
-        self.reward_function = reward_function or shared_math_reward_function(self.config.problems,
-                                                                               self.config.run_config)
-        self._floor = float(self.reward_function.shaper.bounds[0])
+        super().__init__(reward_function or shared_math_reward_function(self.config.problems, self.config.run_config),
+                         description=ANSWER_TOOL.description, max_turns=self.config.max_turns)
         self._problem: MathProblem | None = None
         self._prompt = ""
-        self._answered = False
 
     def problem_for(self, seed: int) -> MathProblem:
         """The problem ``reset(seed)`` poses."""
@@ -104,37 +97,15 @@ class MathEnv(ToolEnv):
         answer = self.problem.answer.strip().strip("$").strip()
         return [{"tool": ANSWER_TOOL.name, "args": {"completion": f"The answer is \\boxed{{{answer}}}."}}]
 
-    def step(self, action: Any) -> StepResult:
-        """Score the answer (a tool call or plain text); nothing in ``action`` makes this raise."""
-        text = _plain_text(action)
-        result = super().step(ToolCall(ANSWER_TOOL.name, {"completion": text}) if text is not None else action)
-        if result.truncated and not self._answered:
-            components = {**result.info["reward_components"], "no_answer": self._floor}
-            info = {**result.info, "reward_components": components, "outcome": "no_answer", "verdict": None,
-                    "correct": False, "passed": False, "abstained": False}
-            return StepResult(result.observation, sum(components.values()), True, True, info)
-        return result
-
-    def _reset(self, seed: int) -> Observation:
+    def _pose(self, seed: int) -> Observation:
         self._problem = self.problem_for(seed)
         self._prompt = build_math_prompt(self._problem)
-        self._answered = False
         data = {"messages": [{"role": "user", "content": self._prompt}], "problem_id": self._problem.id,
                 "task": self._problem.task, "seed": seed}
         return Observation(self._prompt, data)
 
-    def _call_tool(self, call: ToolCall) -> ToolResult:
-        self._answered = True
-        item = self.reward_function.score([self._prompt], [call.args["completion"]], None)[0]
-        if item.reward is None:
-            rewards: dict[str, float] = {}
-        elif item.outcome == "format_error":
-            rewards = {"format_failure": item.reward}
-        else:
-            rewards = dict(item.contributions)
-            residual = item.reward - sum(rewards.values())
-            if residual:  # the shaper clamped the sum into its bounds
-                rewards["clamp"] = residual
+    def _score(self, completion: str) -> ToolResult:
+        item = self.reward_function.score([self._prompt], [completion], None)[0]
         passed = item.outcome == "certified"
         info = {
             "tool": ANSWER_TOOL.name,
@@ -150,8 +121,8 @@ class MathEnv(ToolEnv):
         }
         reward = "none (the answer could not be verified)" if item.reward is None else f"{item.reward:+.3f}"
         data = {"outcome": item.outcome, "reward": item.reward}
-        return ToolResult(Observation(f"Answer scored: {item.outcome}, reward {reward}.", data), rewards,
-                          done=True, info=info)
+        text = f"Answer scored: {item.outcome}, reward {reward}."
+        return ToolResult(Observation(text, data), reward_components(item), done=True, info=info)
 
 
 def shared_math_reward_function(problems: str = "builtin", run_config: str | None = None) -> RewardFunction:
@@ -170,25 +141,8 @@ def shared_math_reward_function(problems: str = "builtin", run_config: str | Non
 @functools.lru_cache(maxsize=16)
 def _reward_function(problems: str, run_config: tuple[str, int, int] | None) -> RewardFunction:
     run = default_math_run_config(problems) if run_config is None else load_run_config(run_config[0])
-    where = str(run.source) if run.source is not None else f"run config {run.name!r}"
-    if run.reward.on_invalid == "raise" or run.error_budget.action == "abort":
-        raise ConfigError(f"{where}: an environment scores one answer at a time and must never raise: "
-                          "use reward.on_invalid abstain or floor, and error_budget.action warn")
+    check_answer_run_config(run)
     return run.reward_function()
-
-
-def _plain_text(action: Any) -> str | None:
-    """The completion, when ``action`` is plain text rather than a JSON tool call; otherwise ``None``."""
-    if not isinstance(action, str):
-        return None
-    if len(action) <= MAX_ACTION_CHARS and action.lstrip().startswith("{"):
-        try:
-            decoded = json.loads(action)
-        except (ValueError, RecursionError):
-            return action
-        if isinstance(decoded, dict) and _CALL_KEYS & set(decoded):
-            return None
-    return action
 
 
 def make_math_env(*, reward_function: RewardFunction | None = None, **config: Any) -> MathEnv:

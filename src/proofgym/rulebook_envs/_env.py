@@ -11,7 +11,6 @@ environment, with the same verdicts and reward components.
 from __future__ import annotations
 
 import functools
-import json
 import math
 import weakref
 from pathlib import Path
@@ -23,32 +22,21 @@ from proofgym.config import ConfigError, RunConfig, load_run_config
 from proofgym.core import describe_validation_error
 from proofgym.domains import Domain, Record, build_example, get_domain, gold_completion
 from proofgym.envs import (
-    MAX_ACTION_CHARS,
     BlockPartition,
     Observation,
-    StepResult,
-    Tool,
-    ToolCall,
-    ToolEnv,
+    SingleAnswerEnv,
     ToolResult,
+    answer_tool,
+    check_answer_run_config,
+    reward_components,
 )
 from proofgym.rewards import RewardFunction
 from proofgym.runtime import InProcessExecutor
 from proofgym.verifiers import RulebookVerifier
 
-ANSWER_TOOL = Tool(
-    "answer",
+ANSWER_TOOL = answer_tool(
     "Submit your complete answer (reasoning and decision block, in the format the instructions give); "
-    "this ends the episode.",
-    {
-        "type": "object",
-        "properties": {"completion": {"type": "string", "description": "your full answer text"}},
-        "required": ["completion"],
-        "additionalProperties": False,
-    },
-)
-# The keys that make a JSON object a tool call (the envelopes parse_action reads), not an answer.
-_CALL_KEYS = frozenset({"tool", "name", "function"})
+    "this ends the episode.")
 
 
 class RulebookEnvConfig(BaseModel):
@@ -90,7 +78,7 @@ def default_run_config(domain: str | Domain) -> RunConfig:
     return load_run_config(path)
 
 
-class RulebookEnv(ToolEnv):
+class RulebookEnv(SingleAnswerEnv):
     """Answer one record of a rulebook domain; the answer is scored by the domain's reward path.
 
     The observation's ``text`` is the user prompt and its ``data`` holds ``system`` (the system
@@ -111,8 +99,6 @@ class RulebookEnv(ToolEnv):
     the caller closes.
     """
 
-    accepts_text = True
-
     @property
     def blocking(self) -> bool:
         """``False`` when answers are checked by the in-process rule kernel (short CPU work, no waiting),
@@ -125,15 +111,12 @@ class RulebookEnv(ToolEnv):
                  reward_function: RewardFunction | None = None) -> None:
         self.domain = get_domain(domain) if isinstance(domain, str) else domain
         self.config = config or RulebookEnvConfig()
-        super().__init__([ANSWER_TOOL], max_turns=self.config.max_turns)
         if reward_function is None:
             reward_function = shared_reward_function(self.domain.name, self.config.run_config)
-        self.reward_function = reward_function
-        self._floor = float(reward_function.shaper.bounds[0])
+        super().__init__(reward_function, description=ANSWER_TOOL.description, max_turns=self.config.max_turns)
         self._period = balance_period(self.domain)
         self._record: Record | None = None
         self._example: dict[str, Any] = {}
-        self._answered = False
 
     @property
     def seed_partition(self) -> BlockPartition:
@@ -164,21 +147,9 @@ class RulebookEnv(ToolEnv):
         self.reset(seed)
         return [{"tool": ANSWER_TOOL.name, "args": {"completion": gold_completion(self.domain, self.record)}}]
 
-    def step(self, action: Any) -> StepResult:
-        """Score the answer (a tool call or plain text); nothing in ``action`` makes this raise."""
-        text = _plain_text(action)
-        result = super().step(ToolCall(ANSWER_TOOL.name, {"completion": text}) if text is not None else action)
-        if result.truncated and not self._answered:
-            components = {**result.info["reward_components"], "no_answer": self._floor}
-            info = {**result.info, "reward_components": components, "outcome": "no_answer", "verdict": None,
-                    "correct": False, "passed": False, "abstained": False}
-            return StepResult(result.observation, sum(components.values()), True, True, info)
-        return result
-
-    def _reset(self, seed: int) -> Observation:
+    def _pose(self, seed: int) -> Observation:
         self._record = self.record_for(seed)
         self._example = build_example(self.domain, self._record, chat=self.config.chat)
-        self._answered = False
         prompt = self._example["prompt"]
         if self.config.chat:
             messages = [dict(message) for message in prompt]
@@ -189,19 +160,9 @@ class RulebookEnv(ToolEnv):
                 "record_id": self._record.id}
         return Observation(text, data)
 
-    def _call_tool(self, call: ToolCall) -> ToolResult:
-        self._answered = True
+    def _score(self, completion: str) -> ToolResult:
         example = self._example
-        item = self.reward_function.score([example["prompt"]], [call.args["completion"]], [example])[0]
-        if item.reward is None:
-            rewards: dict[str, float] = {}
-        elif item.outcome == "format_error":
-            rewards = {"format_failure": item.reward}
-        else:
-            rewards = dict(item.contributions)
-            residual = item.reward - sum(rewards.values())
-            if residual:  # the shaper clamped the sum into its bounds
-                rewards["clamp"] = residual
+        item = self.reward_function.score([example["prompt"]], [completion], [example])[0]
         claimed = None if item.claim is None else item.claim.decision
         correct = claimed is not None and claimed.strip().casefold() == example["gold"].casefold()
         # The top outcome: the certified decision is the gold one, on the record's own facts.
@@ -223,7 +184,7 @@ class RulebookEnv(ToolEnv):
         reward = "none (the answer could not be verified)" if item.reward is None else f"{item.reward:+.3f}"
         text = f"Answer scored: {item.outcome}, reward {reward}."
         data = {"outcome": item.outcome, "reward": item.reward, "claimed_decision": claimed}
-        return ToolResult(Observation(text, data), rewards, done=True, info=info)
+        return ToolResult(Observation(text, data), reward_components(item), done=True, info=info)
 
 
 def balance_period(domain: Domain) -> int:
@@ -258,7 +219,7 @@ def shared_reward_function(domain: str, run_config: str | None = None) -> Reward
 @functools.lru_cache(maxsize=32)
 def _reward_function(domain: str, run_config: tuple[str, int, int] | None) -> RewardFunction:
     run = default_run_config(domain) if run_config is None else load_run_config(run_config[0])
-    _check_run_config(run)
+    check_answer_run_config(run)
     reward_function = run.reward_function()
     _SHARED[(domain, run_config)] = reward_function
     return reward_function
@@ -286,36 +247,6 @@ def verification_cache_usage() -> list[dict[str, Any]]:
 def _records(generate: Callable[[int, int], list[Record]], block: int, period: int) -> tuple[Record, ...]:
     # One generator call per block of seeds; records are immutable, so blocks can be shared.
     return tuple(generate(block, period))
-
-
-def _check_run_config(run: RunConfig) -> None:
-    """Refuse reward paths that raise on invalid verifications: an environment step must never raise."""
-    where = str(run.source) if run.source is not None else f"run config {run.name!r}"
-    if run.reward.on_invalid == "raise":
-        raise ConfigError(f"{where}: reward.on_invalid: an environment cannot raise on an invalid "
-                          "verification; use abstain or floor")
-    if run.error_budget.action == "abort":
-        raise ConfigError(f"{where}: error_budget.action: an environment scores one answer at a time and "
-                          "cannot abort; use warn")
-
-
-def _plain_text(action: Any) -> str | None:
-    """The completion, when ``action`` is plain text rather than a JSON tool call; otherwise ``None``."""
-    if isinstance(action, (bytes, bytearray)):
-        try:
-            action = bytes(action).decode("utf-8")
-        except UnicodeDecodeError:
-            return None  # ToolEnv reports it
-    if not isinstance(action, str):
-        return None
-    if len(action) <= MAX_ACTION_CHARS and action.lstrip().startswith("{"):
-        try:
-            decoded = json.loads(action)
-        except (ValueError, RecursionError):
-            return action
-        if isinstance(decoded, dict) and _CALL_KEYS & set(decoded):
-            return None
-    return action
 
 
 def make_rulebook_env(domain: str, *, reward_function: RewardFunction | None = None,

@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from proofgym.config import parse_run_config
 from proofgym.core import Claim, Outcome, RejectedFact, Verdict
-from proofgym.envs import Observation, StepResult, Tool, ToolCall, ToolEnv, ToolResult
+from proofgym.envs import Observation, SingleAnswerEnv, ToolResult
 from proofgym.verifiers import VerifierExample, VerifierKind
 
 DECISIONS = ("even", "odd")
@@ -73,10 +73,6 @@ RUN_CONFIG = {
     "parser": {"kind": "json_block", "decisions": list(DECISIONS), "require_facts": True},
     "verifier": {"kind": "parity"},
 }
-ANSWER = Tool("answer", "Give your answer: one <decision> block.",
-              {"type": "object", "properties": {"completion": {"type": "string"}}, "required": ["completion"]})
-
-
 class ParityEnvConfig(BaseModel):
     """The environment's config (``make("parity", **config)``, a task app's ``env.config``)."""
 
@@ -85,16 +81,15 @@ class ParityEnvConfig(BaseModel):
     max_value: int = Field(1000, ge=1, le=10**9, description="the numbers asked about are 0..max_value")
 
 
-class ParityEnv(ToolEnv):
-    """Single-turn: is the seed's number even or odd?"""
-
-    accepts_text = True
+class ParityEnv(SingleAnswerEnv):
+    """Single-turn: is the seed's number even or odd? (The answer as a tool call or plain text, and the floor for
+    an episode without one, come from :class:`~proofgym.envs.SingleAnswerEnv`.)"""
 
     def __init__(self, **config: Any) -> None:
         self.config = ParityEnvConfig.model_validate(config, strict=True)
-        super().__init__([ANSWER], max_turns=1)
+        super().__init__(parse_run_config(RUN_CONFIG).reward_function(),
+                         description="Give your answer: one <decision> block.")
         self.max_value = self.config.max_value
-        self.reward_function = parse_run_config(RUN_CONFIG).reward_function()
         self.n = 0
 
     def number(self, seed: int) -> int:
@@ -105,22 +100,16 @@ class ParityEnv(ToolEnv):
         answer = f'<decision>{{"facts": {{"n": {n}}}, "classification": "{DECISIONS[n % 2]}"}}</decision>'
         return [{"tool": "answer", "args": {"completion": answer}}]
 
-    def step(self, action: Any) -> StepResult:
-        if isinstance(action, str):  # a plain-text reply is the answer
-            action = ToolCall("answer", {"completion": action})
-        return super().step(action)
-
-    def _reset(self, seed: int) -> Observation:
+    def _pose(self, seed: int) -> Observation:
         self.n = self.number(seed)
         text = (f"Is {self.n} even or odd? Answer with "
                 '<decision>{"facts": {"n": N}, "classification": "even" or "odd"}</decision>.')
         return Observation(text, {"n": self.n})
 
-    def _call_tool(self, call: ToolCall) -> ToolResult:
+    def _score(self, completion: str) -> ToolResult:
         prompt = f"Is {self.n} even or odd?"
         gold = DECISIONS[self.n % 2]
-        item = self.reward_function.score([prompt], [call.args["completion"]],
-                                          [{"gold": gold, "source_facts": {"n": self.n}}])[0]
+        item = self.reward_function.score([prompt], [completion], [{"gold": gold, "source_facts": {"n": self.n}}])[0]
         # The top outcome: the certified decision is the gold one, on the asked number itself (grounded).
         passed = all(item.components.get(name) == 1.0 for name in ("certified", "correct", "grounded"))
         info = {"tool": "answer", "outcome": item.outcome, "passed": passed,
