@@ -1,4 +1,5 @@
 import json
+import re
 
 import pytest
 from typer.testing import CliRunner
@@ -17,6 +18,9 @@ def test_quick_demo_runs_every_phase_and_writes_its_outputs(tmp_path):
     assert result.exit_code == 0, result.output
     assert "held-out decision accuracy per rule branch" in result.output
     assert "PASSED" in result.output or "NOT REACHED" in result.output
+    # PASSED counts decisions: the certified share stands beside it.
+    assert re.search(r"(PASSED|NOT REACHED) \(decisions [0-9.]+% right; certified [0-9.]+% of held-out answers",
+                     " ".join(result.output.split()))
     for label in ("minors", "income over threshold", "non-residents", "active grants", "permits"):
         assert label in result.output
     summary = json.loads((out / "summary.json").read_text())
@@ -48,3 +52,13 @@ def test_an_unwritable_output_folder_is_a_clear_error(tmp_path):
     result = runner.invoke(app, ["demo", "--quick", "--out", str(blocker / "demo"), "--cache-dir",
                                  str(tmp_path / "cache")])
     assert result.exit_code == 2 and "error" in result.output
+
+
+def test_the_help_states_the_goal_and_the_stop_rule_the_run_prints():
+    from proofgym.training import DEMO_GOAL_RULE, DEMO_STOP_RULE
+
+    result = runner.invoke(app, ["demo", "--help"], terminal_width=200)
+    text = " ".join(result.output.split())
+    assert result.exit_code == 0
+    assert DEMO_GOAL_RULE in text and DEMO_STOP_RULE in text
+    assert "98.5%" in DEMO_STOP_RULE and "two held-out evaluations in a row" in DEMO_STOP_RULE

@@ -10,7 +10,7 @@ import typer
 from rich.console import Console
 
 from proofgym.cli._errors import print_error
-from proofgym.training import DEFAULT_DEMO_STEPS
+from proofgym.training import DEFAULT_DEMO_STEPS, DEMO_GOAL_RULE, DEMO_STOP_RULE
 
 console = Console()
 
@@ -28,12 +28,6 @@ def demo_command(
                                                                          "on any core count: a seed's run then "
                                                                          "does not depend on it)."),
 ) -> None:
-    """Build a tiny model locally and train it by GRPO against the embedded rule kernel.
-
-    Prints held-out decision accuracy per rule branch before and after, and PASSED when every branch reaches 97 %
-    (NOT REACHED otherwise; the exit status is 0 either way). Stops early once every branch is at 97 % at two
-    evaluations in a row.
-    """
     try:
         from proofgym.training import DemoSettings, prefer_passive_waiting, run_demo
 
@@ -50,3 +44,11 @@ def demo_command(
     except OSError as exc:  # an output or cache folder that cannot be written
         print_error(exc)
         raise typer.Exit(2) from None
+
+
+# The help states the goal and the stop rule in the words the run prints (one text for both).
+demo_command.__doc__ = f"""Build a tiny model locally and train it by GRPO against the embedded rule kernel.
+
+Prints held-out decision accuracy per rule branch before and after, with the certified share, and PASSED when
+{DEMO_GOAL_RULE} (NOT REACHED otherwise; the exit status is 0 either way). Stops early once {DEMO_STOP_RULE}.
+"""

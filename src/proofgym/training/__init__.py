@@ -7,6 +7,8 @@ them (install the ``train`` extra to call those).
 from proofgym.training._average import WeightAverage
 from proofgym.training._curriculum import BranchCurriculum
 from proofgym.training._demo import DEFAULT_STEPS as DEFAULT_DEMO_STEPS
+from proofgym.training._demo import GOAL_RULE as DEMO_GOAL_RULE
+from proofgym.training._demo import STOP_RULE as DEMO_STOP_RULE
 from proofgym.training._demo import DemoResult, DemoSettings, run_demo
 from proofgym.training._demo_task import DOMAIN_NAME as DEMO_DOMAIN_NAME
 from proofgym.training._demo_task import contrast_rows, demo_completion, demo_rows, demo_run_config
@@ -31,6 +33,8 @@ from proofgym.training._tiny import TinyModelConfig, build_tiny_model
 __all__ = [
     "DEFAULT_DEMO_STEPS",
     "DEMO_DOMAIN_NAME",
+    "DEMO_GOAL_RULE",
+    "DEMO_STOP_RULE",
     "BranchCurriculum",
     "CompactGRPO",
     "DemoResult",
