@@ -41,7 +41,8 @@ def test_tables_nested_past_the_limit_by_dotted_keys_are_refused():
 
 def test_an_integer_past_the_limit_is_refused_with_its_line_and_key():
     error = refusal("[eval.policy_config]\nmax_tokens = " + "9" * 5000 + "\n")
-    assert (error.line, error.path) == (2, ("max_tokens",)) and f"the limit is {MAX_INT_DIGITS} digits" in error.reason
+    assert (error.line, error.path) == (2, ("eval", "policy_config", "max_tokens"))
+    assert f"the limit is {MAX_INT_DIGITS} digits" in error.reason
 
 
 def test_a_hex_integer_past_the_limit_is_refused_with_its_path():
@@ -59,3 +60,26 @@ def test_any_text_loads_or_is_one_document_error(text):
         load_toml(text)
     except DocumentError as exc:
         assert "\n" not in str(exc)
+
+
+@pytest.mark.parametrize("text, path, place, reason", [
+    ('[eval]\nconcurrency = 1\nconcurrency = 2\n', ("eval", "concurrency"), (3, 1), "key given twice"),
+    ('[eval.policy_config]\n  model = "a"  # [x]\n  model = "b"\n', ("eval", "policy_config", "model"), (3, 3),
+     "key given twice"),
+    ('[eval]\nseeds = [\n  [1],\n  [2]\n]\nseeds = 2\n', ("eval", "seeds"), (6, 1), "key given twice"),
+    ('[eval]\nnote = """\n[other]\n"""\nnote = "x"\n', ("eval", "note"), (5, 1), "key given twice"),
+    ('[eval]\n"a.b" = 1\n\'a.b\' = 2\n', ("eval", "a.b"), (3, 1), "key given twice"),
+    ('[eval]\nx = 1\n[eval]\n', ("eval",), (3, 2), "table declared twice"),
+    ('a = 1\na.b = 2\n', ("a", "b"), (2, 1), "key given twice, or under a key that already holds a value"),
+    ('a = {b = 1}\na.c = 2\n', ("a", "c"), (2, 1), "an inline table or array cannot be added to"),
+    ('[t]\na = {b = 1, b = 2}\n', ("t", "a"), (2, 1), "key given twice in an inline table: 'b'"),
+])
+def test_a_key_given_twice_names_the_key_and_its_table(text, path, place, reason):
+    error = refusal(text)
+    assert (error.path, (error.line, error.column)) == (path, place)
+    assert error.reason.startswith(f"not valid TOML: {reason}") and "('" not in error.reason
+
+
+def test_a_syntax_error_names_the_key_of_its_statement():
+    error = refusal('[eval]\nconcurrency = tru\n')
+    assert (error.path, error.line) == (("eval", "concurrency"), 2) and error.reason == "not valid TOML: Invalid value"

@@ -119,3 +119,14 @@ def test_any_text_loads_or_is_one_document_error(text):
         load_yaml(text)
     except DocumentError as exc:
         assert "\n" not in str(exc)
+
+
+@pytest.mark.parametrize("text, path, reason", [
+    ("runtime:\n  retries: [1, 2\n", ("runtime", "retries"),
+     "while parsing a flow sequence (from line 2, column 12): expected ',' or ']'"),
+    ('runtime:\n  name: "open\n', ("runtime", "name"), "while scanning a quoted scalar (from line 2, column 9)"),
+    ("rules:\n  - when: 1\n    then: : 2\n", ("rules", 0, "then"), "mapping values are not allowed here"),
+])
+def test_a_syntax_error_names_the_key_being_read(text, path, reason):
+    error = refusal(text)
+    assert error.path == path and error.reason.startswith(f"not valid YAML: {reason}")

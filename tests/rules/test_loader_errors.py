@@ -307,7 +307,7 @@ def test_bad_yaml(tmp_path):
     with pytest.raises(RulebookError) as info:
         load_rulebook(path)
     (line,) = info.value.problems
-    assert line.startswith(f"{path}: line 3, column 1: not valid YAML: ") and "\n" not in line
+    assert line.startswith(f"{path}: line 3, column 1: decisions: not valid YAML: ") and "\n" not in line
 
 
 def test_a_key_given_twice_in_yaml(tmp_path):

@@ -34,14 +34,17 @@ def load_yaml(text: str, *, max_depth: int = MAX_DEPTH) -> Any:
         data = loader.get_single_data()
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
-        what = ": ".join(part for part in (exc.context, exc.problem) if part)
+        context = exc.context
+        if context and exc.context_mark is not None and exc.problem_mark is not None:  # where the construct began
+            context += f" (from line {exc.context_mark.line + 1}, column {exc.context_mark.column + 1})"
+        what = ": ".join(part for part in (context, exc.problem) if part)
         raise DocumentError(f"not valid YAML: {what}", line=mark.line + 1 if mark else None,
-                            column=mark.column + 1 if mark else None) from None
+                            column=mark.column + 1 if mark else None, path=_where(loader)) from None
     except yaml.reader.ReaderError as exc:  # a character YAML does not allow (a control character)
         line = text.count("\n", 0, exc.position) + 1
         column = exc.position - (text.rfind("\n", 0, exc.position) + 1) + 1
         raise DocumentError(f"not valid YAML: {exc.reason} (character #x{exc.character:04x})", line=line,
-                            column=column) from None
+                            column=column, path=_where(loader)) from None
     except yaml.YAMLError as exc:
         raise DocumentError(f"not valid YAML: {exc}") from None
     finally:
@@ -51,6 +54,11 @@ def load_yaml(text: str, *, max_depth: int = MAX_DEPTH) -> Any:
     return data
 
 
+def _where(loader: _Loader | None) -> tuple[Any, ...]:
+    """The key path of the value being read when parsing stopped (the parser itself knows only the line)."""
+    return loader.stopped_at if loader is not None and loader.stopped_at is not None else ()
+
+
 class _Loader(yaml.SafeLoader):
     """The safe loader, keeping each node's key path so that every refusal can say where it is."""
 
@@ -58,15 +66,16 @@ class _Loader(yaml.SafeLoader):
         super().__init__(text)
         self._max_depth = max_depth
         self._depth = 0
-        self._path: list[Any] = []
+        self.reading: list[Any] = []  # the key path of the node being composed
+        self.stopped_at: tuple[Any, ...] | None = None  # that path when the parser failed
         self.paths: dict[Node, tuple[Any, ...]] = {}
 
     def compose_node(self, parent: Node | None, index: Any) -> Node:
-        event = self.peek_event()
         part = _path_part(parent, index)
         if part is not _NONE:
-            self._path.append(part)
+            self.reading.append(part)
         try:
+            event = self.peek_event()  # parsing it may fail: the path then names the value at fault
             if isinstance(event, yaml.AliasEvent):
                 raise self._refuse(event, "aliases (*name) are not allowed in proofgym files: write the value "
                                           "out (an alias can expand a small file into billions of values)")
@@ -80,11 +89,15 @@ class _Loader(yaml.SafeLoader):
             finally:
                 if nested:
                     self._depth -= 1
-            self.paths[node] = tuple(self._path)
+            self.paths[node] = tuple(self.reading)
             return node
+        except yaml.YAMLError:
+            if self.stopped_at is None:  # the innermost node: the path is unwound on the way out
+                self.stopped_at = tuple(self.reading)
+            raise
         finally:
             if part is not _NONE:
-                self._path.pop()
+                self.reading.pop()
 
     def construct_object(self, node: Node, deep: bool = False) -> Any:
         try:
@@ -114,7 +127,7 @@ class _Loader(yaml.SafeLoader):
 
     def _refuse(self, where: Any, reason: str) -> DocumentError:
         """A refusal at an event or node (both have a ``start_mark``), with its key path."""
-        path = self.paths.get(where, tuple(self._path)) if isinstance(where, Node) else tuple(self._path)
+        path = self.paths.get(where, tuple(self.reading)) if isinstance(where, Node) else tuple(self.reading)
         mark = where.start_mark
         return DocumentError(reason, line=mark.line + 1, column=mark.column + 1, path=path)
 
