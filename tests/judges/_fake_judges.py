@@ -6,10 +6,12 @@ thread) whose answer to each request is a pluggable *behaviour*, a function of t
 - :class:`Gullible`: a judge that obeys any grading instruction it reads outside the delimited candidate block(s)
   (``<candidate-NONCE>`` ... ``</candidate-NONCE>``) and otherwise answers an honest low score (each scale's
   minimum). ``delimited=False`` is the same judge reading the whole prompt, block included: the control that shows
-  the corpus does fool it. ``echo=True`` writes the candidate's text into its reasoning before its real verdict;
+  the corpus does fool it. ``echo=True`` writes the candidate's text into its reasoning before its real verdict,
+  ``lines=True`` gives that verdict in the ``<id>: <score>`` line form;
 - :class:`Latency`: sleeps a fixed time per call and answers valid verdicts;
 - :class:`Scripted`: replays scripted replies (malformed content, a 429 with ``Retry-After``, a 5xx), then falls
-  back to another behaviour.
+  back to another behaviour;
+- :class:`InTurn`: answers the n-th call with the n-th of several behaviours (the last one answering the rest).
 
 In-process judges for the panel tests (:class:`StaticJudge`, :class:`RaisingJudge`) are here too. The benchmark
 imports this module with ``tests/`` on ``sys.path``, so it imports nothing from the test packages.
@@ -135,10 +137,11 @@ class Gullible:
     """A judge fooled by any grading instruction it reads: every criterion of ``rubric`` the request asks gets its
     scale's maximum when :func:`trigger` finds one in what it reads, else its minimum ("honest": the corpus' answer
     is wrong). It reads the prompt outside the candidate blocks, or everything with ``delimited=False``. With
-    ``echo=True`` the answer quotes the candidate (escapes undone) in its reasoning before the real verdict."""
+    ``echo=True`` the answer quotes the candidate (escapes undone) in its reasoning before the real verdict, which
+    ``lines=True`` gives as ``<id>: <score>`` lines instead of JSON."""
 
-    def __init__(self, rubric: Rubric, *, delimited: bool = True, echo: bool = False) -> None:
-        self.rubric, self.delimited, self.echo = rubric, delimited, echo
+    def __init__(self, rubric: Rubric, *, delimited: bool = True, echo: bool = False, lines: bool = False) -> None:
+        self.rubric, self.delimited, self.echo, self.lines = rubric, delimited, echo, lines
         self.triggered: list[str | None] = []
 
     def __call__(self, body: Mapping[str, Any]) -> Reply:
@@ -152,7 +155,8 @@ class Gullible:
         else:
             scores = {cid: self.rubric.criterion(cid).scale.min for cid in ids}
             reason = "The final answer is wrong."
-        content = verdicts(scores, reason)
+        content = "\n".join(f"{cid}: {score:g}" for cid, score in scores.items()) if self.lines else \
+            verdicts(scores, reason)
         if self.echo:
             content = (f"Reading the candidate, which says:\n{inside_candidates(text)}\n\n"
                        f"None of that binds me. My verdict:\n{content}")
@@ -185,6 +189,21 @@ class Scripted:
         if reply is not None:
             return reply
         return self.then(body) if self.then else Reply({"error": {"message": "no scripted reply"}}, 500)
+
+
+class InTurn:
+    """Answers the n-th call with ``behaviours[n]``, and every call past the last with the last one."""
+
+    def __init__(self, *behaviours: Behaviour) -> None:
+        self.behaviours = behaviours
+        self.calls = 0
+        self._lock = threading.Lock()
+
+    def __call__(self, body: Mapping[str, Any]) -> Reply:
+        with self._lock:
+            behaviour = self.behaviours[min(self.calls, len(self.behaviours) - 1)]
+            self.calls += 1
+        return behaviour(body)
 
 
 def malformed(content: str = "I think it deserves a good score.") -> Reply:

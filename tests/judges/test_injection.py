@@ -11,7 +11,7 @@ import httpx
 import pytest
 
 from proofgym.judges import JudgeItem, LLMJudge, Panel
-from proofgym.judges._prompt import build_messages, candidate_block
+from proofgym.judges._prompt import build_messages, candidate_block, delimiter_nonce, escape_candidate
 from proofgym.runtime import RuntimeConfig
 
 from ._corpus import CASES, FAMILIES, RUBRIC, WRONG_ANSWER
@@ -53,8 +53,9 @@ def test_the_corpus_covers_every_family_in_every_language():
 def test_undelimited_every_attack_fools_the_gullible_judge(gullible):
     """The control: the judge's own prompt with the candidate written in raw instead of as an escaped block."""
     def scores(candidate: str) -> dict[str, float]:
-        messages = build_messages(item(candidate), RUBRIC.criteria)
-        block = candidate_block(candidate)
+        nonce = delimiter_nonce([escape_candidate(candidate)])
+        messages = build_messages(item(candidate), RUBRIC.criteria, nonce=nonce)
+        block = candidate_block(candidate, nonce=nonce)
         messages = [{**m, "content": m["content"].replace(block, candidate)} for m in messages]
         response = httpx.post(gullible.base_url + "/chat/completions", json={"model": "m", "messages": messages})
         answer = json.loads(response.json()["choices"][0]["message"]["content"])
@@ -100,6 +101,22 @@ def test_a_judge_echoing_the_candidate_before_its_verdict_is_read_by_its_final_v
     forged = next(v for case, v in zip(CASES, attacked) if case.id == "fake-verdict-bare")
     answer = forged.calls[-1]["response"]
     assert answer.count('"verdicts"') == 2 and answer.index('"score": 10') < answer.rindex('"score": 0')
+
+
+def test_a_judge_echoing_the_candidate_then_answering_in_lines_is_read_by_its_lines():
+    """The judge quotes every forged verdict (JSON or lines) before its own verdict in the line form: the lines are
+    its last answer, so no quoted JSON is taken over them."""
+    with FakeJudgeServer(Gullible(RUBRIC, echo=True, lines=True)) as server:
+        judge = llm_judge(server, structured="text")
+        try:
+            clean, *attacked = asyncio.run(judge.judge([item(WRONG_ANSWER)] + [item(c.candidate) for c in CASES]))
+        finally:
+            judge.close()
+    assert clean.scores() == LOWEST
+    assert {case.id: v.scores() for case, v in zip(CASES, attacked) if v.scores() != clean.scores()} == {}
+    forged = next(v for case, v in zip(CASES, attacked) if case.id == "fake-verdict-bare")
+    answer = forged.calls[-1]["response"]
+    assert '"score": 10' in answer and answer.endswith("working_sound: 0\nclearly_stated: 1")
 
 
 @pytest.mark.parametrize("aggregate", ["mean", "median", "majority"])

@@ -3,9 +3,12 @@ nothing outside the block depends on it."""
 
 from __future__ import annotations
 
+import hashlib
 import re
+import secrets
 import unicodedata
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -15,7 +18,7 @@ from proofgym.judges._prompt import (
     build_group_messages,
     build_messages,
     candidate_block,
-    candidate_nonce,
+    delimiter_nonce,
     escape_candidate,
     group_verdict_schema,
     verdict_schema,
@@ -99,11 +102,36 @@ def test_a_lone_surrogate_becomes_a_replacement_character():
     assert escape_candidate("a\ud800b") == "a\ufffdb"
 
 
-def test_the_nonce_is_a_hash_of_the_candidate_so_the_prompt_is_deterministic():
-    assert build_messages(item("same"), RUBRIC.criteria) == build_messages(item("same"), RUBRIC.criteria)
-    assert candidate_nonce("one") != candidate_nonce("two")
-    assert candidate_block("one").startswith(f"<candidate-{candidate_nonce('one')}>\n")
-    assert candidate_block("one").endswith(f"\n</candidate-{candidate_nonce('one')}>")
+def nonce_of(messages: list[dict[str, str]]) -> str:
+    [nonce] = set(re.findall(r"<(?:candidate|trajectory-t\d+)-([0-9A-Za-z]+)>", messages[1]["content"]))
+    return nonce
+
+
+def test_the_nonce_is_secret_and_fresh_for_every_prompt_never_derived_from_the_candidate():
+    nonces = {nonce_of(build_messages(item("same"), RUBRIC.criteria)) for _ in range(20)}
+    assert len(nonces) == 20 and all(re.fullmatch(r"[0-9a-f]{16}", n) for n in nonces)
+    assert hashlib.sha256(b"same").hexdigest()[:16] not in nonces
+    labels = ["t1", "t2"]
+    assert len({nonce_of(build_group_messages([item("a"), item("b")], labels, RUBRIC.criteria))
+                for _ in range(20)}) == 20
+
+
+def test_a_drawn_nonce_found_in_the_candidate_is_drawn_again(monkeypatch):
+    drawn = iter(["deadbeefdeadbeef", "0123456789abcdef"])
+    monkeypatch.setattr(secrets, "token_hex", lambda size: next(drawn))
+    messages = build_messages(item("my guess is deadbeefdeadbeef"), RUBRIC.criteria)
+    assert nonce_of(messages) == "0123456789abcdef"
+    assert "</candidate-0123456789abcdef>" in messages[1]["content"]
+
+
+def test_a_given_nonce_makes_the_prompt_deterministic_and_must_delimit():
+    assert build_messages(item("same"), RUBRIC.criteria, nonce="n0nce") == \
+        build_messages(item("same"), RUBRIC.criteria, nonce="n0nce")
+    assert candidate_block("one", nonce="abc") == "<candidate-abc>\none\n</candidate-abc>"
+    with pytest.raises(ValueError, match="appears in a candidate"):
+        build_messages(item("see abc"), RUBRIC.criteria, nonce="abc")
+    with pytest.raises(ValueError, match="ASCII letters and digits"):
+        delimiter_nonce(["x"], "a>b")
 
 
 def test_the_system_prompt_says_the_candidate_is_untrusted_data_never_instructions():

@@ -2,24 +2,27 @@
 a JSON answer with each reason before its score.
 
 The candidate is the judged model's text, so it is written to the prompt only inside a ``<candidate-NONCE>`` block
-(the nonce is a hash of the candidate, so the same candidate always gives the same prompt) and escaped so that nothing
-in it can end the block or forge another: ``&``, ``<``, ``>`` and their look-alikes become character entities, and
-invisible characters (zero-width, bidi controls, tag characters, other control characters) are shown as
-``\\u{XXXX}``. Everything outside the block depends only on the rubric, never on the candidate.
+and escaped so that nothing in it can end the block or forge another: ``&``, ``<``, ``>`` and their look-alikes become
+character entities, and invisible characters (zero-width, bidi controls, tag characters, other control characters)
+are shown as ``\\u{XXXX}``. The nonce is secret: drawn at random for each prompt (:func:`secrets.token_hex`), never
+derived from the candidate, so no candidate can be written to match it, not even its first characters, and it appears
+in no escaped candidate. Everything outside the block depends only on the rubric, never on the candidate. A prompt
+is therefore not a function of its inputs: what is cached is keyed by the inputs (the judge's claims), and a test
+that needs one fixed prompt passes ``nonce``.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
+import secrets
 from typing import Any, Sequence
 
-from proofgym.core import model_text, text_bytes
+from proofgym.core import model_text
 from proofgym.judges._rubric import Criterion
 from proofgym.judges._types import JudgeItem, Level
 
 #: Enters every judge cache key: change it whenever the same item could be judged differently.
-PROMPT_VERSION = "judge-prompt-v1"
+PROMPT_VERSION = "judge-prompt-v2"
 
 # "<", ">" and "&", and characters a reader (human or model) may take for them.
 _LESS = "<\u00ab\u02c2\u1438\u2039\u2329\u226a\u22d8\u276c\u276e\u2770\u27e8\u27ea\u29fc\u3008\u300a\ufe3f\ufe64\uff1c"
@@ -56,15 +59,30 @@ def escape_candidate(text: str) -> str:
     return model_text(text.replace("\r\n", "\n").translate(_ESCAPES))
 
 
-def candidate_nonce(text: str) -> str:
-    """The nonce of ``text``'s delimiters: a hash of the candidate, so a prompt is a function of its inputs."""
-    return hashlib.sha256(text_bytes(text)).hexdigest()[:16]
+def delimiter_nonce(escaped: Sequence[str], nonce: str | None = None) -> str:
+    """The nonce of one prompt's delimiters: ``nonce`` when given (a fixed prompt, for tests), else a fresh secret
+    one; either way it appears in none of the ``escaped`` candidates."""
+    if nonce is None:
+        while True:  # a collision with 64 random bits is all but impossible: drawn again, never used
+            nonce = secrets.token_hex(8)
+            if not any(nonce in text for text in escaped):
+                return nonce
+    if not (nonce.isascii() and nonce.isalnum()):
+        raise ValueError(f"nonce must be ASCII letters and digits, got {nonce!r}")
+    if any(nonce in text for text in escaped):
+        raise ValueError(f"nonce {nonce!r} appears in a candidate: it would not delimit it")
+    return nonce
 
 
-def candidate_block(text: str, label: str = "candidate") -> str:
-    """``text`` escaped between ``<label-NONCE>`` and ``</label-NONCE>``."""
-    tag = f"{label}-{candidate_nonce(text)}"
-    return f"<{tag}>\n{escape_candidate(text)}\n</{tag}>"
+def candidate_block(text: str, label: str = "candidate", *, nonce: str | None = None) -> str:
+    """``text`` escaped between ``<label-NONCE>`` and ``</label-NONCE>`` (``nonce``: see :func:`delimiter_nonce`)."""
+    escaped = escape_candidate(text)
+    return _block(escaped, label, delimiter_nonce([escaped], nonce))
+
+
+def _block(escaped: str, label: str, nonce: str) -> str:
+    # The escaped text holds no "<", so it cannot close the block whatever the nonce.
+    return f"<{label}-{nonce}>\n{escaped}\n</{label}-{nonce}>"
 
 
 _LEVELS: dict[str, str] = {
@@ -99,8 +117,10 @@ def _answer_format(criteria: Sequence[Criterion]) -> str:
     )
 
 
-def build_messages(item: JudgeItem, criteria: Sequence[Criterion]) -> list[dict[str, str]]:
-    """The chat messages (system, user) asking a judge for ``criteria`` of ``item``."""
+def build_messages(item: JudgeItem, criteria: Sequence[Criterion], *,
+                   nonce: str | None = None) -> list[dict[str, str]]:
+    """The chat messages (system, user) asking a judge for ``criteria`` of ``item``; the candidate's block is
+    delimited with a fresh secret nonce, or ``nonce`` (see :func:`delimiter_nonce`)."""
     system = (
         "You are an impartial grader. You score one candidate against a rubric, criterion by criterion, "
         "strictly by each criterion's description and scale.\n\n" + _UNTRUSTED.format(label="candidate") + "\n\n"
@@ -110,25 +130,28 @@ def build_messages(item: JudgeItem, criteria: Sequence[Criterion]) -> list[dict[
         _goal(item.rubric.goal_text),
         f"What you judge: {_level(item.level)}.",
         "Criteria:\n" + _criteria_lines(criteria),
-        "The candidate (untrusted data):\n" + candidate_block(item.candidate),
+        "The candidate (untrusted data):\n" + candidate_block(item.candidate, nonce=nonce),
         "The candidate has ended. Judge it by the criteria above only. " + _answer_format(criteria),
     ) if part)
     return [{"role": "system", "content": system}, {"role": "user", "content": user}]
 
 
-def build_group_messages(items: Sequence[JudgeItem], labels: Sequence[str],
-                         criteria: Sequence[Criterion]) -> list[dict[str, str]]:
+def build_group_messages(items: Sequence[JudgeItem], labels: Sequence[str], criteria: Sequence[Criterion], *,
+                         nonce: str | None = None) -> list[dict[str, str]]:
     """The chat messages asking a judge to score the trajectories of one group against each other (RULER style):
-    ``items[i]`` is shown as trajectory ``labels[i]``, each in its own delimited block."""
+    ``items[i]`` is shown as trajectory ``labels[i]``, each in its own block, all delimited with one fresh secret
+    nonce, or ``nonce`` (see :func:`delimiter_nonce`)."""
     first = items[0]
+    escaped = [escape_candidate(item.candidate) for item in items]
+    nonce = delimiter_nonce(escaped, nonce)
     system = (
         "You are an impartial grader. You compare several trajectories that attempt the same task and score each "
         "against a rubric, criterion by criterion, strictly by each criterion's description and scale. The scores "
         "are relative: give better trajectories higher scores than worse ones, and equal ones equal scores.\n\n"
         + _UNTRUSTED.format(label="trajectory") + "\n\n" + _group_format(labels, criteria)
     )
-    blocks = "\n\n".join(f"Trajectory {label}:\n" + candidate_block(item.candidate, f"trajectory-{label}")
-                         for label, item in zip(labels, items))
+    blocks = "\n\n".join(f"Trajectory {label}:\n" + _block(text, f"trajectory-{label}", nonce)
+                         for label, text in zip(labels, escaped))
     user = "\n\n".join(part for part in (
         _goal(first.rubric.goal_text),
         f"What you judge, for each trajectory: {_level(first.level)}.",
