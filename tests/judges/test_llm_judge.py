@@ -209,9 +209,10 @@ def test_a_malformed_answer_then_a_valid_one_is_valid_and_the_retry_says_what_wa
     endpoint = Endpoint(content(verdicts({"correct": 1})))
     (verdict,), judge = judged(endpoint)
     assert verdict.valid and verdict.scores() == GOOD
-    retry = endpoint.bodies[1]["messages"]
-    assert retry[-2] == {"role": "assistant", "content": verdicts({"correct": 1})}
-    assert retry[-1]["role"] == "user" and "criteria missing: working" in retry[-1]["content"]
+    first, retry = endpoint.bodies[0]["messages"], endpoint.bodies[1]["messages"]
+    assert [m["role"] for m in retry] == ["system", "user"]  # the rejected answer is not sent back
+    assert retry[0] == first[0] and retry[1]["content"].startswith(first[1]["content"] + "\n\n")
+    assert "criteria missing: working" in retry[1]["content"].removeprefix(first[1]["content"])
     assert [call["attempt"] for call in verdict.calls] == [1, 2]
     assert judge.metrics()["malformed_retries"] == 1 and judge.metrics()["malformed"] == 0
 
@@ -390,6 +391,18 @@ def test_a_second_identical_call_is_a_cache_hit_with_no_http():
     assert second.scores() == first.scores() and second.calls == first.calls
     assert not other_rubric.cached  # the rubric is part of the key
     assert endpoint.calls == 2 and metrics["cache_hits"] == 1
+
+
+def test_the_cache_is_keyed_by_the_inputs_so_a_fresh_nonce_per_prompt_still_hits(tmp_path):
+    """Each prompt has its own secret nonce, so a cache keyed by the prompt would never hit; the judge's is keyed
+    by what is judged (a second judge over the same persistent cache asks nothing)."""
+    endpoint = Endpoint()
+    stored = FAST.model_copy(update={"cache_path": str(tmp_path / "judge.db")})
+    for runtime in (FAST, FAST, stored, stored):
+        judged(endpoint, runtime=runtime)
+    assert endpoint.calls == 3  # the fourth judge read the third's verdict
+    nonces = [re.findall(r"<candidate-([0-9a-f]{16})>", body["messages"][1]["content"]) for body in endpoint.bodies]
+    assert len({nonce for found in nonces for nonce in found}) == 3
 
 
 def test_an_invalid_verdict_is_not_cached():

@@ -10,8 +10,9 @@ items of one batch (a GRPO group's repeats) are judged once, and calls are timed
   :func:`~proofgym.judges._parse.parse_verdicts` (the final verdict, every criterion exactly once, on its scale);
 - ``structured="auto"`` asks for a JSON-schema ``response_format`` and, when the server refuses it, asks in text
   from then on (counted in :meth:`LLMJudge.metrics`);
-- an unusable answer is asked again once, saying what was wrong; a second one gives an invalid verdict
-  (``malformed``);
+- an unusable answer is asked again once: the same question with a note saying what was wrong, in fixed words (the
+  rejected answer is never sent back, since it may quote the candidate outside its block); a second one gives an
+  invalid verdict (``malformed``);
 - 429 (its ``Retry-After`` pauses the endpoint for every judge sharing it), 5xx, timeouts and connection errors
   are retried by the runtime with backoff, then give an invalid verdict (``rate_limited`` / ``outage`` /
   ``timeout``); any other failure (4xx, a body that is not JSON or too large) gives an invalid verdict at once.
@@ -64,6 +65,8 @@ MAX_RECORDED_CHARS = 16_000
 MAX_RETRY_AFTER_S = 60.0
 # Request keys the judge owns; extra_body may set any other (seed, top_p, chat_template_kwargs...).
 _RESERVED_KEYS = frozenset({"model", "messages", "response_format", "stream", "n"})
+# Added to a problem when the answer was cut off.
+_CUT_OFF = " (the answer was cut off at max_tokens: keep reasons short)"
 # A 400 / 422 whose message says one of these refuses the response_format.
 _FORMAT_WORDS = ("response_format", "json_schema", "schema", "unsupported", "not supported", "guided", "structured")
 
@@ -124,7 +127,8 @@ class _Reply:
 @dataclass(frozen=True, slots=True)
 class Question:
     """What one claim asks the model, and how its answer is read: ``parse`` gives the verdict's evidence or a
-    problem; ``retry_note`` is the message asking again after ``problem``."""
+    problem; ``retry_note`` is what is added to the question to ask again after a problem (the problem holds fixed
+    words and the rubric's ids only, so the note holds nothing of the candidate)."""
 
     messages: list[dict[str, str]]
     schema_name: str
@@ -329,7 +333,7 @@ class _JudgeVerifier:
 
     async def _ask(self, claim: Claim, calls: list[dict[str, Any]]) -> Verdict:
         question = self._question(claim.payload)
-        messages = list(question.messages)
+        messages = question.messages
         problem = ""
         for round_ in range(2):
             reply = await self._endpoint.ask(messages, question.schema_name, question.schema, calls)
@@ -340,18 +344,25 @@ class _JudgeVerifier:
                 result = question.parse(_decoded(reply.content))
                 if not isinstance(result, ParseProblem):
                     return Verdict(Outcome.CERTIFIED, evidence={**result, "calls": _json(calls)})
-                problem = result.message
+                problem = shown = result.message  # fixed words and the rubric's ids only
             else:
-                problem = reply.error
+                # The reply's own error may quote the model (a refusal): the judge is told only that it was unusable.
+                problem, shown = reply.error, "the reply held no answer (it was empty, a refusal or too large)"
             if reply.cut_off:
-                problem += " (the answer was cut off at max_tokens: keep reasons short)"
+                problem += _CUT_OFF
+                shown += _CUT_OFF
             if round_ == 0:
                 self._counters.add("malformed_retries")
-                if reply.content:
-                    messages.append({"role": "assistant", "content": _bounded(reply.content)})
-                if reply.content is not None:
-                    messages.append({"role": "user", "content": question.retry_note(problem)})
+                messages = _repaired(question.messages, question.retry_note(shown))
         return _failed(ErrorKind.MALFORMED, f"unusable answer (after one retry): {problem}", calls)
+
+
+def _repaired(messages: list[dict[str, str]], note: str) -> list[dict[str, str]]:
+    """The question asked again with ``note`` after its last message. The rejected answer is never sent back: it may
+    quote the candidate, which must stand only inside its delimited block. The note joins the last (user) message,
+    since chat templates that want roles to alternate refuse two user turns in a row."""
+    *head, last = messages
+    return [*head, {**last, "content": f"{last['content']}\n\n{note}"}]
 
 
 def _decoded(content: str) -> str | Mapping[str, Any]:
@@ -581,9 +592,10 @@ class LLMJudge(ChatJudgeBase):
             return result
 
         def retry_note(problem: str) -> str:
-            return (f"Your answer could not be used: {problem}. Answer again with only the JSON object "
-                    '{"verdicts": [{"id": ..., "reason": ..., "score": ...}]}, giving every criterion exactly once '
-                    f"({ids}), each with a string reason before a plain-number score on its scale.")
+            return (f"An earlier answer to this request could not be used: {problem}. Answer with only the JSON "
+                    'object {"verdicts": [{"id": ..., "reason": ..., "score": ...}]}, giving every criterion exactly '
+                    f"once ({ids}), each with a string reason before a plain-number score on its scale. Do not quote "
+                    "the candidate.")
 
         return Question(build_messages(item, criteria), "verdicts", verdict_schema(criteria), parse, retry_note)
 

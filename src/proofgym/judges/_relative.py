@@ -83,10 +83,11 @@ class RelativeJudge(ChatJudgeBase):
             return result
 
         def retry_note(problem: str) -> str:
-            return (f"Your answer could not be used: {problem}. Answer again with only the JSON object "
-                    '{"trajectories": [{"id": ..., "verdicts": [{"id": ..., "reason": ..., "score": ...}]}]}, giving '
-                    f"every trajectory exactly once ({names}) and in each every criterion exactly once ({ids}), each "
-                    "with a string reason before a plain-number score on its scale.")
+            return (f"An earlier answer to this request could not be used: {problem}. Answer with only the JSON "
+                    'object {"trajectories": [{"id": ..., "verdicts": [{"id": ..., "reason": ..., "score": ...}]}]}, '
+                    f"giving every trajectory exactly once ({names}) and in each every criterion exactly once ({ids}), "
+                    "each with a string reason before a plain-number score on its scale. Do not quote the "
+                    "trajectories.")
 
         return Question(build_group_messages(items, labels, criteria), "group_verdicts",
                          group_verdict_schema(labels, criteria), parse, retry_note)
