@@ -3,7 +3,7 @@
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from proofgym.core import is_secret_name, redact_url
+from proofgym.core import is_secret_name, redact_secrets, redact_text, redact_url
 
 
 @pytest.mark.parametrize("url, redacted", [
@@ -58,3 +58,93 @@ def test_credential_names(name):
                                   "keyword", "tokens_per_step", "inference_url"])
 def test_names_that_are_settings(name):
     assert not is_secret_name(name)
+
+
+def test_a_name_ending_in_env_names_a_variable_not_a_credential():
+    assert not is_secret_name("api_key_env") and not is_secret_name("AUTHORIZATION_ENV")
+
+
+SECRET = "S3cr3t-value"
+CREDENTIAL_PARAMS = "api_key={s}&token={s}&key={s}&access_token={s}&sig={s}&password={s}&X-Api-Key={s}&%6Bey={s}"
+
+
+@pytest.mark.parametrize("line", [
+    # uvicorn's access line, its trace-level scope dump (the query string as bytes), httpx's request line
+    '127.0.0.1:5 - "GET /health?cid=c1&' + CREDENTIAL_PARAMS.format(s=SECRET) + ' HTTP/1.1" 200',
+    "127.0.0.1:5 - ASGI [1] Started scope={'query_string': b'" + CREDENTIAL_PARAMS.format(s=SECRET) + "'}",
+    f'HTTP Request: POST http://user:{SECRET}@gpu:8000/v1/chat/completions?cid=c1&api_key={SECRET} "HTTP/1.1 200 OK"',
+    # a header line, a server's error body echoing a request (JSON and repr), a curl line
+    f"Authorization: Bearer {SECRET}", f"X-API-Key: {SECRET}",
+    f'HTTP 422: {{"detail": [{{"input": {{"authorization": "{SECRET}", "temperature": 0}}}}]}}',
+    f"{{'extra_body': {{'api_key': '{SECRET}'}}}}", f"curl -H 'Authorization: Bearer {SECRET}' http://host/v1",
+])
+def test_redact_text_takes_every_credential_out_of_a_log_or_error_line(line):
+    assert SECRET not in redact_text(line)
+
+
+@pytest.mark.parametrize("line", [
+    '127.0.0.1:5 - "GET /task_info?seed=1&cid=trace_1&monkey=2&keys=3&api_key_env=OPENAI_API_KEY HTTP/1.1" 200',
+    "the reply has 2 tool calls; call exactly one tool per turn", "max_tokens=5 tokens: 4 at 12:30",
+    "keys a request may set: index, split", "Uvicorn running on http://127.0.0.1:8000 (Press CTRL+C to quit)",
+])
+def test_redact_text_keeps_what_is_not_a_credential(line):
+    assert redact_text(line) == line
+
+
+def test_redact_text_keeps_the_line_around_what_it_takes_out():
+    assert redact_text('"GET /h?cid=c1&api_key=S&x=1 HTTP/1.1" 200') == '"GET /h?cid=c1&api_key=***&x=1 HTTP/1.1" 200'
+    assert redact_text('{"authorization": "Bearer S", "n": 1}') == '{"authorization": "***", "n": 1}'
+
+
+def test_redact_secrets_takes_credentials_out_at_any_depth():
+    request = {
+        "model": "m", "max_tokens": 64, "messages": [{"role": "user", "content": "Is the applicant eligible?"}],
+        "authorization": f"Bearer {SECRET}",
+        "extra_headers": {"X-API-Key": SECRET, "Cookie": SECRET, "X-Trace": "t1"},
+        "nested": {"deeper": [{"client_secret": SECRET, "n": 3}, ["Authorization", f"Basic {SECRET}"]]},
+        "callback": f"https://user:{SECRET}@hook.example/x?cid=c1&sig={SECRET}",
+        "note": f"posted to http://host/v1?token={SECRET} at noon",
+        "credentials": ["a", SECRET], "token": None, "api_key_env": "OPENAI_API_KEY",
+    }
+    redacted = redact_secrets(request)
+    assert SECRET not in repr(redacted)
+    assert redacted["authorization"] == "***" and redacted["extra_headers"]["X-Trace"] == "t1"
+    assert redacted["nested"]["deeper"] == [{"client_secret": "***", "n": 3}, ["Authorization", "***"]]
+    assert redacted["callback"] == "https://***@hook.example/x?cid=c1&sig=***"
+    assert redacted["note"] == "posted to http://host/v1?token=*** at noon"
+    assert redacted["credentials"] == "***" and redacted["token"] is None
+    assert redacted["api_key_env"] == "OPENAI_API_KEY" and redacted["messages"] == request["messages"]
+
+
+def test_data_without_credentials_comes_back_as_the_same_object():
+    request = {"model": "m", "max_tokens": 64, "messages": [{"role": "user", "content": "see https://x.org/a?b=1"}],
+               "tools": [{"type": "function", "function": {"name": "lookup", "parameters": {"type": "object"}}}]}
+    assert redact_secrets(request) is request
+
+
+def test_data_nested_past_the_recursion_limit_is_redacted_whole():
+    deep: dict = {}
+    inner = deep
+    for _ in range(5000):
+        inner["a"] = {}
+        inner = inner["a"]
+    inner["api_key"] = SECRET
+    assert redact_secrets(deep) == "***"
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text())
+def test_redact_text_returns_text_for_any_text(text):
+    assert isinstance(redact_text(text), str)
+
+
+_JSON = st.recursive(st.none() | st.booleans() | st.integers() | st.text(),
+                     lambda children: st.lists(children, max_size=4) | st.dictionaries(st.text(), children, max_size=4),
+                     max_leaves=20)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_JSON, st.sampled_from(["api_key", "Authorization", "x-api-key", "client_secret", "cookie"]))
+def test_a_secret_named_key_never_keeps_its_string_anywhere(data, name):
+    redacted = redact_secrets({"outer": [data, {name: "S3cr3t-value"}]})
+    assert redacted["outer"][1][name] == "***"
