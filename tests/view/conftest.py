@@ -1,6 +1,10 @@
-"""A trace store filled through the real paths, once per test session: ``proofgym demo --quick``, ``proofgym eval``
-of the grant and Verilog configs (Verilog only where its judge can run), ``proofgym judge`` of the Verilog run, and
-two scripted evals (a wrong Verilog design, a hostile grant completion). Then a real ``proofgym view`` server."""
+"""Trace stores filled through the real paths, once per test session.
+
+``real_store`` (the page tests): evals of grant_eligibility (oracle, and scripted answers: invented facts, an
+unreadable answer, a hostile one), two GRPO steps as the demo stores them, and rollouts stored under odd ids.
+``filled_store`` (the browser tests): ``proofgym demo --quick``, ``proofgym eval`` of the grant and Verilog configs
+(Verilog only where its judge can run), ``proofgym judge`` of the Verilog run, and scripted evals (a wrong Verilog
+design, a hostile grant completion). Then a real ``proofgym view`` server."""
 
 from __future__ import annotations
 
@@ -18,6 +22,19 @@ import httpx
 import pytest
 
 from _judge import judge_problem
+
+from ._real import (
+    BIDI,
+    DEMO_RIGHT,
+    DEMO_UNREADABLE,
+    DEMO_WRONG,
+    EVIL,
+    answer,
+    eval_run,
+    grant_completion,
+    grpo_step,
+    rollout_as,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 PROOFGYM = [str(Path(sys.executable).with_name("proofgym"))]  # the installed console script
@@ -98,6 +115,44 @@ def filled_store(tmp_path_factory) -> FilledStore:
     _cli("eval", "--config", str(_eval_config(tmp, "wrong", wrong)))
     filled.runs["verilog_wrong"] = _latest_run(store, "eval", "verilog")
     return filled
+
+
+#: Facts no grant record has (and an age that is not the record's): the kernel's gate rejects them; the model's
+#: own text reaches the rejected facts' values.
+INVENTED_FACTS = {"age": 17, "annual_income": 30000, "resident": True, "has_active_grant": False, "pets": 3,
+                  "motto": EVIL + BIDI}
+INVENTED_ANSWER = grant_completion(INVENTED_FACTS, reasoning="the facts say so " + BIDI)
+#: Session ids (of one run, "odd-ids") a browser or a router could misread, and the correlation id they share.
+ODD_IDS = ("..", ".", "a/b", "a/../b", "%2E%2E", "evil-" + EVIL, "bidi-" + BIDI, "x" * 3000)
+ODD_CID = "cid-odd"
+#: The hostile grant run answers with this: markup, every bidirectional control, and a tail too long to parse.
+HOSTILE_ANSWER = EVIL + BIDI + " HUGE" * 30000
+
+
+@dataclass
+class RealStore:
+    """A store filled by ``real_store``: ``runs`` maps a name to the run id the path wrote."""
+
+    path: Path
+    runs: dict[str, str]
+
+
+@pytest.fixture(scope="session")
+def real_store(tmp_path_factory) -> RealStore:
+    path = tmp_path_factory.mktemp("real_store") / "traces.db"
+    grant = "grant_eligibility"
+    runs = {"oracle": eval_run(path, grant, seeds=range(60), policy="oracle"),
+            "invented": eval_run(path, grant, seeds=[0], actions=answer(INVENTED_ANSWER)),
+            "unreadable": eval_run(path, grant, seeds=[0], actions=answer("permit, I think (no decision block)")),
+            "hostile": eval_run(path, grant, seeds=[3], actions=answer(HOSTILE_ANSWER)),
+            "demo": "demo-run", "flat": "demo-flat", "odd": "odd-ids", "dot": "..", "evil": "run-" + EVIL}
+    grpo_step(path, runs["demo"], 1, [[DEMO_RIGHT, DEMO_WRONG, DEMO_UNREADABLE, DEMO_RIGHT]] * 2)
+    grpo_step(path, runs["flat"], 1, [[DEMO_UNREADABLE + BIDI] * 4])
+    for session_id in ODD_IDS:
+        rollout_as(path, runs["odd"], session_id, answer(INVENTED_ANSWER), seed=7, correlation_id=ODD_CID)
+    rollout_as(path, runs["dot"], "in-the-dot-run", answer("no block"), seed=7)
+    rollout_as(path, runs["evil"], "in-the-evil-run", answer(EVIL), seed=7)
+    return RealStore(path, runs)
 
 
 def free_port() -> int:

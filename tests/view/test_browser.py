@@ -165,3 +165,21 @@ def test_an_exported_run_opens_from_disk(page, filled_store, tmp_path):
     page.locator("a.run-link").click()
     page.locator("a.all-sessions").click()
     assert page.locator("table.sessions tbody tr").count() == 32
+
+
+def test_links_to_ids_a_browser_would_resolve_open_those_pages(page, real_store):
+    """Chromium resolves ``.`` and ``..`` path segments (``%2E%2E`` too) before it asks: the links still arrive."""
+    from .conftest import start_viewer, stop_viewer
+
+    viewer = start_viewer(["--traces", str(real_store.path)])
+    try:
+        page.goto(viewer.url + f"/sessions?run={real_store.runs['odd']}")
+        for name in ("..", ".", "a/../b", "%2E%2E"):
+            page.locator("a.session-link", has_text=re.compile(rf"^{re.escape(name)}$")).click()
+            assert page.locator("h1").inner_text() == f"session {name}"
+            page.go_back()
+        page.goto(viewer.url + "/")
+        page.locator("a.run-link", has_text=re.compile(r"^\.\.$")).click()
+        assert page.locator("h1").inner_text() == "run .."
+    finally:
+        stop_viewer(viewer)

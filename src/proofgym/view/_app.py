@@ -7,15 +7,15 @@ import os
 from importlib import resources
 from pathlib import Path
 from typing import AsyncIterator, Iterable
-from urllib.parse import urlencode
+from urllib.parse import quote, urlencode
 
-from fastapi import FastAPI, Request
+from fastapi import FastAPI, Query, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from proofgym.serve import key_matches, presented_key
-from proofgym.traces import TraceStore
+from proofgym.traces import TraceStore, TraceStoreError, TraceValidationError
 from proofgym.view._site import Links, Site, ViewError
 
 #: Sent with every response: no inline script, nothing from elsewhere, no framing, no form posts elsewhere.
@@ -62,7 +62,7 @@ def create_view_app(traces: str | os.PathLike[str], *, run_dirs: Iterable[str | 
             offered = request.query_params.get(KEY_PARAM)
             if offered is not None and key_matches(api_key, offered):
                 rest = [(k, v) for k, v in request.query_params.multi_items() if k != KEY_PARAM]
-                response = RedirectResponse(request.url.path + ("?" + urlencode(rest) if rest else ""), 303)
+                response = RedirectResponse(_local_path(request) + ("?" + urlencode(rest) if rest else ""), 303)
                 response.set_cookie(KEY_COOKIE, api_key, httponly=True, samesite="strict",
                                     secure=request.url.scheme == "https")
             else:
@@ -86,13 +86,21 @@ def create_view_app(traces: str | os.PathLike[str], *, run_dirs: Iterable[str | 
     async def view_error(_request: Request, exc: ViewError) -> Response:
         return _page(site.error_page(links, str(exc), exc.status), exc.status)
 
+    @app.exception_handler(TraceStoreError)
+    async def store_error(_request: Request, exc: TraceStoreError) -> Response:
+        # A value the store refuses (a NUL or a lone surrogate in an id, ...) is the request's fault; anything
+        # else is the store's (locked, gone, corrupt): one line either way, never a traceback.
+        status = 400 if isinstance(exc, TraceValidationError) else 503
+        return _page(site.error_page(links, _one_line(str(exc)), status), status)
+
     @app.get("/", response_class=HTMLResponse)
     def runs() -> Response:
         return _page(site.runs_page(links))
 
+    # Each id route also reads its id from ?id=, where Links puts an id a browser would take for "." or "..".
     @app.get("/runs/{run_id:path}", response_class=HTMLResponse)
-    def run(run_id: str) -> Response:
-        return _page(site.run_page(links, run_id))
+    def run(run_id: str, query_id: str | None = Query(None, alias="id")) -> Response:
+        return _page(site.run_page(links, _path_or_query_id(run_id, query_id)))
 
     @app.get("/sessions", response_class=HTMLResponse)
     def sessions(request: Request) -> Response:
@@ -100,12 +108,12 @@ def create_view_app(traces: str | os.PathLike[str], *, run_dirs: Iterable[str | 
         return _page(site.sessions_page(links, params))
 
     @app.get("/sessions/{session_id:path}", response_class=HTMLResponse)
-    def session(session_id: str) -> Response:
-        return _page(site.session_page(links, session_id))
+    def session(session_id: str, query_id: str | None = Query(None, alias="id")) -> Response:
+        return _page(site.session_page(links, _path_or_query_id(session_id, query_id)))
 
     @app.get("/groups/{session_id:path}", response_class=HTMLResponse)
-    def group(session_id: str) -> Response:
-        return _page(site.group_page(links, session_id))
+    def group(session_id: str, query_id: str | None = Query(None, alias="id")) -> Response:
+        return _page(site.group_page(links, _path_or_query_id(session_id, query_id)))
 
     @app.get("/compare", response_class=HTMLResponse)
     def compare(a: str, b: str | None = None) -> Response:
@@ -122,6 +130,27 @@ def create_view_app(traces: str | os.PathLike[str], *, run_dirs: Iterable[str | 
         return {"status": "ok", "traces": store.url}
 
     return app
+
+
+def _local_path(request: Request) -> str:
+    """The request's path as the client sent it, for a redirect that stays on the viewer: its leading slashes
+    (and backslashes, which browsers read as slashes) collapsed to one, as ``//host/x`` is another site to a
+    browser."""
+    raw = request.scope.get("raw_path")
+    path = raw.decode("latin-1") if isinstance(raw, bytes) else quote(request.url.path)
+    return "/" + path.lstrip("/\\")
+
+
+def _path_or_query_id(in_path: str, in_query: str | None) -> str:
+    if in_path:
+        return in_path
+    if in_query is None:
+        raise ViewError("no id: expected one after the route's slash, or as ?id=...", 404)
+    return in_query
+
+
+def _one_line(message: str) -> str:
+    return " ".join(message.split())
 
 
 def _authorised(request: Request, api_key: str) -> bool:

@@ -71,7 +71,7 @@ def verdict_panel(step_index: int | None, verdict: Mapping[str, Any]) -> Panel:
     common = {"outcome": verdict.get("outcome"), "verifier": verdict.get("verifier"),
               "reason": verdict.get("reason"), "decision": verdict.get("decision"),
               "error_kind": verdict.get("error_kind")}
-    if "phase" in evidence and ("sim_log" in evidence or "mismatches" in evidence or "detail" in evidence):
+    if "phase" in evidence and "problem" in evidence:  # the Verilog judge's evidence (proofgym.verilog)
         return Panel("verilog", step_index, {**common, **_verilog(evidence)})
     if "proof" in evidence or "deciding_rules" in evidence or "proof_checked" in evidence:
         return Panel("rulebook", step_index, {**common, **_rulebook(evidence, verdict)})
@@ -92,17 +92,26 @@ def _rulebook(evidence: Mapping[str, Any], verdict: Mapping[str, Any]) -> dict[s
         "constraints": [_map(c) for c in _list(proof.get("constraints"))],
         "deciding_rules": _list(evidence.get("deciding_rules")) or _list(decision.get("deciding_rules")),
         "by_default": decision.get("by_default"),
-        "rejected": [_map(r) if isinstance(r, Mapping) else {"fact": r} for r in rejected],
+        "rejected": [_rejected_fact(r) for r in rejected],
         "checker_problems": _list(evidence.get("checker_problems")),
         "rulebook": _map(proof.get("rulebook")),
     }
 
 
+def _rejected_fact(item: Any) -> dict[str, Any]:
+    """A fact the kernel's gate refused, as it stores one (``RejectedFact.to_dict()``: field, value, reasons)."""
+    fact = _map(item)
+    return {"field": fact.get("field"), "value": fact.get("value"),
+            "reasons": [str(r) for r in _list(fact.get("reasons"))]}
+
+
 def _verilog(evidence: Mapping[str, Any]) -> dict[str, Any]:
-    return {key: evidence.get(key) for key in ("problem", "phase", "detail", "mismatches", "samples",
-                                               "expected_samples", "sim_log", "compile_log", "sandboxed",
-                                               "duration_s")} | {"hints": _list(evidence.get("hints")),
-                                                                 "toolchain": _map(evidence.get("toolchain"))}
+    # "log" is the output of a phase stopped by a limit; "constructs" what a refused design used.
+    return {key: evidence.get(key) for key in ("problem", "phase", "reason", "detail", "mismatches", "samples",
+                                               "expected_samples", "sim_log", "compile_log", "log", "limit",
+                                               "sandboxed", "duration_s")} | {
+        "hints": _list(evidence.get("hints")), "constructs": _list(evidence.get("constructs")),
+        "toolchain": _map(evidence.get("toolchain"))}
 
 
 def design_files(session: SessionTrace, upto: int) -> dict[str, str]:
@@ -123,26 +132,46 @@ def judge_panel(step_index: int | None, annotation: Mapping[str, Any]) -> Panel 
     criteria = _list(annotation.get("criteria"))
     if not criteria and "rubric" not in annotation:
         return None
-    rows = [{"id": c.get("id"), "score": _number(c.get("score")), "weight": _number(c.get("weight")),
-             "reason": c.get("reason"), "judge": c.get("judge")} for c in map(_map, criteria)]
+    # As the judges store a level's verdicts (proofgym.judges: LevelScore.to_dict, CriterionVerdict.to_dict).
+    rows = [{"id": c.get("id"), "score": _number(c.get("score")), "reason": c.get("reason"), "judge": c.get("judge")}
+            for c in map(_map, criteria)]
+    invalid = [{"judge": v.get("judge"), "error_kind": v.get("error_kind"), "reason": v.get("reason")}
+               for v in map(_map, _list(annotation.get("invalid")))]
     return Panel("judge", step_index, {"rubric": annotation.get("rubric"), "level": annotation.get("level"),
                                        "total": _number(annotation.get("total")), "valid": annotation.get("valid"),
-                                       "criteria": rows, "invalid": _list(annotation.get("invalid"))})
+                                       "criteria": rows, "invalid": invalid})
 
 
 def crafter_panel(session: SessionTrace) -> Panel | None:
-    """Achievements over time (from each step's ``info``), when the session has any."""
+    """Achievements over time, when the session has any: each step's ``info`` (``proofgym.crafter``) holds
+    ``unlocked`` (this decision's new achievements) and ``achievements`` (every achievement's count so far)."""
     timeline = []
     for step in session.steps:
         info = _map(step.info)
-        unlocked = info.get("achievements_unlocked") or info.get("new_achievements")
-        achievements = info.get("achievements")
-        if isinstance(achievements, Mapping):
-            achievements = sorted(k for k, v in achievements.items() if v)
+        unlocked = [str(name) for name in _list(info.get("unlocked"))]
+        achievements = sorted(str(k) for k, v in _map(info.get("achievements")).items() if _number(v))
         if unlocked or achievements:
-            timeline.append({"step": step.index, "unlocked": _list(unlocked) or None,
-                             "achievements": _list(achievements)})
+            timeline.append({"step": step.index, "unlocked": unlocked, "achievements": achievements})
     return Panel("crafter", None, {"timeline": timeline}) if timeline else None
+
+
+#: A step's ``info["outcome"]`` when its answer never reached a verifier: the parser refused it, or the episode
+#: ended before any answer (the environments' ``format_failure`` / ``no_answer`` reward components).
+_FORMAT_OUTCOMES = {"format_error": "format_failure", "no_answer": "no_answer"}
+
+
+def format_panel(step: StepTrace) -> Panel | None:
+    """Why an answer scored the format floor: what the parser said was wrong with it (``info["format_error"]``,
+    or ``info["reason"]`` as the demo stores it), and the floor."""
+    info = _map(step.info)
+    outcome = info.get("outcome")
+    if outcome not in _FORMAT_OUTCOMES:
+        return None
+    reason = next((r for r in (info.get("format_error"), info.get("reason"), info.get("error"))
+                   if isinstance(r, str) and r), None)
+    floor = _number(_map(info.get("reward_components")).get(_FORMAT_OUTCOMES[outcome]))
+    return Panel("format", step.index, {"outcome": outcome, "reason": reason,
+                                        "floor": step.reward if floor is None else floor})
 
 
 #: Where an environment's observation data carries its rendered frame, base64 PNG without a ``data:`` prefix
@@ -193,9 +222,15 @@ def panels(session: SessionTrace) -> list[Panel]:
         verdict = step.verification.verdict if step.verification is not None else info.get("verdict")
         if isinstance(verdict, Mapping) and verdict:
             panel = verdict_panel(step.index, verdict)
+            # The environment's account of the reward (the shaper's reason: what was rejected, what matched).
+            if isinstance(info.get("reason"), str) and info["reason"] != panel.data.get("reason"):
+                panel.data["reward_reason"] = info["reason"]
             if panel.kind == "verilog":
                 panel.data["design"] = design_files(session, step.index)
             found.append(panel)
+        refused = format_panel(step)
+        if refused is not None:
+            found.append(refused)
         for reward in step.event_rewards:
             panel = judge_panel(step.index, _map(reward.annotation))
             if panel is not None:
@@ -240,6 +275,10 @@ def breakdowns(session: SessionTrace) -> list[Breakdown]:
                 weight = r.value / value if value not in (None, 0.0) else None
                 terms.append(Term(str(r.key or r.kind), r.value, value, weight))
             found.append(Breakdown(f"step {step.index} reward", terms, step.reward))
+            continue
+        if info.get("outcome") == "format_error":  # the demo stores no component: the reward is the floor itself
+            found.append(Breakdown(f"step {step.index} reward: the format floor", [Term("format floor", step.reward)],
+                                   step.reward))
     return found
 
 

@@ -14,6 +14,7 @@ import jinja2
 
 from proofgym.traces import SESSION_STATUSES, SessionTrace, TraceStore, TraceStoreError
 from proofgym.view._evidence import breakdowns, frames, group_of, panels
+from proofgym.view._markup import attribute, visible
 from proofgym.view._runs import RunFolder, find_run_folders
 
 PAGE_SIZE = 50
@@ -51,7 +52,7 @@ class Links:
         return self._up + "index.html" if self.export else "/"
 
     def run(self, run_id: str) -> str:
-        return self._up + "index.html" if self.export else f"/runs/{quote(run_id, safe='')}"
+        return self._up + "index.html" if self.export else _id_path("runs", run_id)
 
     def sessions(self, **params: Any) -> str:
         params = {k: v for k, v in params.items() if v is not None and v != ""}
@@ -62,10 +63,10 @@ class Links:
     def session(self, session_id: str) -> str:
         if self.export:
             return self._up + f"s/{file_name(session_id)}.html"
-        return f"/sessions/{quote(session_id, safe='')}"
+        return _id_path("sessions", session_id)
 
     def group(self, session_id: str) -> str | None:
-        return None if self.export else f"/groups/{quote(session_id, safe='')}"
+        return None if self.export else _id_path("groups", session_id)
 
     def compare(self, a: str, b: str | None = None) -> str | None:
         if self.export:
@@ -74,6 +75,24 @@ class Links:
 
     def static(self, name: str) -> str:
         return self._up + f"static/{name}" if self.export else f"/static/{name}"
+
+
+#: Path segments a browser takes for a step up or in place, percent-encoded or not (the URL standard's
+#: "single-dot" and "double-dot" segments): an id that is one of them travels in the query instead.
+_DOT_SEGMENTS = frozenset({".", ".."})
+
+
+def _segment(value: str) -> str:
+    """``value`` as one path segment: every character but letters, digits and ``-_~`` percent-encoded, dots too."""
+    return quote(value, safe="", errors="surrogatepass").replace(".", "%2E")
+
+
+def _id_path(route: str, value: str) -> str:
+    """The path of ``/route/<id>``; an id a browser would resolve as ``.`` or ``..`` goes as ``/route/?id=...``
+    (``/sessions/%2E%2E`` is ``/`` to a browser), which the route reads the same."""
+    if value in _DOT_SEGMENTS:
+        return f"/{route}/?id={_segment(value)}"
+    return f"/{route}/{_segment(value)}"
 
 
 def file_name(session_id: str) -> str:
@@ -89,13 +108,14 @@ class Text:
     omitted: int
 
 
-def as_text(value: Any) -> Text:
-    """Any stored value as text: strings as they are, anything else as indented JSON; capped at ``MAX_TEXT``."""
+def as_text(value: Any, indent: int | None = 2) -> Text:
+    """Any stored value as text: strings as they are, anything else as JSON (indented by default); capped at
+    ``MAX_TEXT``."""
     if isinstance(value, str):
         text = value
     else:
         try:
-            text = json.dumps(value, indent=2, ensure_ascii=False, default=repr, allow_nan=True)
+            text = json.dumps(value, indent=indent, ensure_ascii=False, default=repr, allow_nan=True)
         except (TypeError, ValueError, RecursionError):
             text = repr(value)
     return Text(text[:MAX_TEXT], max(0, len(text) - MAX_TEXT))
@@ -110,16 +130,19 @@ def _fmt(value: Any, digits: int = 3) -> str:
         if not math.isfinite(value):
             return str(value)
         return f"{value:+.{digits}f}" if value else f"{0:.{digits}f}"
+    if isinstance(value, (Mapping, list, tuple)):
+        return as_text(value, indent=None).shown
     return str(value)
 
 
 def _environment() -> jinja2.Environment:
+    # finalize: every printed expression is escaped and shows its control characters (see _markup).
     env = jinja2.Environment(loader=jinja2.PackageLoader("proofgym.view", "templates"),
                              autoescape=True, undefined=jinja2.StrictUndefined, trim_blocks=True,
-                             lstrip_blocks=True)
+                             lstrip_blocks=True, finalize=visible)
     env.filters["num"] = _fmt
     env.filters["text"] = as_text
-    env.filters["jsontext"] = lambda value: as_text(value if not isinstance(value, str) else value)
+    env.filters["attribute"] = attribute
     return env
 
 
@@ -226,12 +249,10 @@ class Site:
         key = group_of(session)
         if key is None:
             raise ViewError(f"session {session_id[:200]!r} is not a GRPO rollout (its step info has no group)", 404)
+        # The samples of one training step share an id prefix; they are read together, not one by one.
         prefix = session.session_id.rsplit("-", 1)[0] + "-"
-        members = []
-        for summary in self.store.list_sessions(run_id=session.run_id, id_prefix=prefix, limit=MAX_GROUP_SESSIONS):
-            other = self.store.get_session(summary.session_id) if summary.session_id != session_id else session
-            if other is not None and group_of(other) == key:
-                members.append(other)
+        step = self.store.list_sessions(run_id=session.run_id, id_prefix=prefix, limit=MAX_GROUP_SESSIONS)
+        members = [m for m in self.store.get_sessions([s.session_id for s in step]) if group_of(m) == key]
         rewards = [m.total_reward for m in members]
         return self.render("group.html", links, title=f"group {key[1]} of step {key[0]}", s=session, key=key,
                            members=members, flat=len(set(rewards)) <= 1)
