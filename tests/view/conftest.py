@@ -144,6 +144,7 @@ def real_store(tmp_path_factory) -> RealStore:
     runs = {"oracle": eval_run(path, grant, seeds=range(60), policy="oracle"),
             "invented": eval_run(path, grant, seeds=[0], actions=answer(INVENTED_ANSWER)),
             "unreadable": eval_run(path, grant, seeds=[0], actions=answer("permit, I think (no decision block)")),
+            "no_answer": eval_run(path, grant, seeds=[0], actions=[{"tool": "shout", "args": {}}]),
             "hostile": eval_run(path, grant, seeds=[3], actions=answer(HOSTILE_ANSWER)),
             "demo": "demo-run", "flat": "demo-flat", "odd": "odd-ids", "dot": "..", "evil": "run-" + EVIL}
     grpo_step(path, runs["demo"], 1, [[DEMO_RIGHT, DEMO_WRONG, DEMO_UNREADABLE, DEMO_RIGHT]] * 2)

@@ -80,15 +80,18 @@ def test_the_shapers_account_of_the_reward_is_shown_beside_the_proof(real_store)
 
 # -- format failures -------------------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("run, reason_key", [("unreadable", "format_error"), ("flat", "reason")],
-                         ids=["rulebook-environment", "grpo-demo"])
-def test_a_format_failure_shows_the_parsers_reason_and_the_floor(real_store, run, reason_key):
+@pytest.mark.parametrize("run, reason_key, said", [
+    ("unreadable", "format_error", "the parser could not read the completion"),
+    ("flat", "reason", "the parser could not read the completion"),
+    ("no_answer", "error", "the episode ended without an answer"),
+], ids=["rulebook-environment", "grpo-demo", "no-answer"])
+def test_a_format_failure_shows_the_parsers_reason_and_the_floor(real_store, run, reason_key, said):
     session_id = session_ids(real_store.path, real_store.runs[run])[0]
     step = _stored(real_store.path, session_id).steps[-1]
-    assert step.info["outcome"] == "format_error" and step.reward == -1.0
+    assert step.info["outcome"] in ("format_error", "no_answer") and step.reward == -1.0
     page = _page(real_store.path, session_id)
     assert "no verdict or rubric evidence stored" not in page
-    assert _text_of(page, "parser-reason") == f"the parser could not read the completion: {step.info[reason_key]}"
+    assert _text_of(page, "parser-reason") == f"{said}: {step.info[reason_key]}"
     assert "format floor -1.000" in _text_of(page, "floor")
     assert "✓ the contributions sum to the reward" in page
 
