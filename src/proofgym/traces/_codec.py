@@ -15,7 +15,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from proofgym.core import bounded_json, model_text
+from proofgym.core import bounded_json, model_text, redact_secrets
 from proofgym.traces._errors import TraceValidationError
 from proofgym.traces._records import (
     EVENT_REWARD_KINDS,
@@ -174,7 +174,9 @@ def _holds_unclean_text(value: Any) -> bool:
 
 
 def encode_session(session: SessionTrace) -> EncodedSession:
-    """Validate ``session`` and return its rows; raises ``TraceValidationError`` naming the session and field."""
+    """Validate ``session`` and return its rows; raises ``TraceValidationError`` naming the session and field.
+    Its metadata and each model call's request are stored with no credential in them
+    (:func:`~proofgym.core.redact_secrets`: whoever wrote the session, none reaches the store)."""
     if not isinstance(session, SessionTrace):
         raise TraceValidationError(f"expected a SessionTrace, got {type(session).__name__}")
     sid = session.session_id
@@ -233,7 +235,7 @@ def encode_session(session: SessionTrace) -> EncodedSession:
         "ended_at": f.number("ended_at", session.ended_at, optional=True),
         "n_steps": len(step_rows), "total_reward": total,
         "outcome_score": outcome_rows[0]["score"] if outcome_rows else None,
-        "metadata": f.payload("metadata", session.metadata, mapping=True),
+        "metadata": f.payload("metadata", redact_secrets(session.metadata), mapping=True),
     }
     last = steps[-1] if steps else None
     row["outcome"], row["task_id"] = index_keys(
@@ -267,7 +269,7 @@ def _lm_call_row(f: Fields, at: str, sid: str, index: int, position: int, call: 
     return {
         "session_id": sid, "step_index": index, "position": position,
         "model": f.text(f"{at}.model", call.model),
-        "request": f.payload(f"{at}.request", call.request),
+        "request": f.payload(f"{at}.request", redact_secrets(call.request)),
         "response": f.payload(f"{at}.response", call.response),
         "prompt_tokens": f.integer(f"{at}.prompt_tokens", call.prompt_tokens, optional=True, nonnegative=True),
         "completion_tokens": f.integer(f"{at}.completion_tokens", call.completion_tokens, optional=True,

@@ -24,6 +24,7 @@ from sqlalchemy.engine import URL, Connection, Engine, make_url
 from sqlalchemy.exc import ArgumentError, DBAPIError, IntegrityError, NoSuchModuleError, SQLAlchemyError
 from sqlalchemy.pool import StaticPool
 
+from proofgym.core import redact_secrets, redact_url
 from proofgym.traces import _schema as schema
 from proofgym.traces._codec import EncodedSession, Fields, RawJSON, decode_session, dumps_json, encode_session
 from proofgym.traces._dataset import to_dataset as _sessions_to_dataset
@@ -61,7 +62,8 @@ class TraceStore:
     def __init__(self, url: str | os.PathLike[str] = DEFAULT_PATH, *, create: bool = True) -> None:
         sa_url, self._sqlite, memory = _resolve(url, create)
         self._engine = _engine(sa_url, self._sqlite, memory)
-        self.url: str = sa_url.render_as_string(hide_password=True)
+        # What messages and listings show: no password, nor a credential in the query (?password=, ?sslkey=...).
+        self.url: str = redact_url(sa_url.render_as_string(hide_password=True))
         # SQLite has one writer at a time: threads of this process queue on a lock rather than on busy retries.
         # An in-memory database is one shared connection, so reads take the lock too.
         lock = threading.RLock()
@@ -95,13 +97,14 @@ class TraceStore:
 
     def start_run(self, run_id: str | None = None, *, kind: str, env_name: str | None = None,
                   config: Mapping[str, Any] | None = None) -> str:
-        """Record a new run (status ``running``) and return its id (a fresh uuid hex when ``run_id`` is None)."""
+        """Record a new run (status ``running``) and return its id (a fresh uuid hex when ``run_id`` is None). The
+        ``config`` is stored with no credential in it (:func:`~proofgym.core.redact_secrets`)."""
         run_id = uuid.uuid4().hex if run_id is None else run_id
         f = Fields(f"run {run_id!r}")
         row = {
             "run_id": f.text("run_id", run_id, nonempty=True), "kind": f.text("kind", kind, nonempty=True),
             "env_name": f.text("env_name", env_name, optional=True), "status": "running",
-            "config": f.payload("config", {} if config is None else config, mapping=True),
+            "config": f.payload("config", {} if config is None else redact_secrets(config), mapping=True),
             "summary": None, "started_at": time.time(), "ended_at": None,
         }
         with self._write("starting run " + repr(run_id)) as conn:
@@ -436,8 +439,8 @@ def _resolve(url: str | os.PathLike[str], create: bool) -> tuple[URL, bool, bool
     elif isinstance(url, str):
         try:
             sa_url = make_url(url)
-        except ArgumentError as exc:
-            raise TraceStoreError(f"trace store URL {url!r} is not a database URL ({exc})") from None
+        except (ArgumentError, ValueError) as exc:  # ValueError: a port that is not a number
+            raise TraceStoreError(f"trace store URL {redact_url(url)!r} is not a database URL ({exc})") from None
     else:
         raise TypeError(f"trace store location must be a path or a URL string, got {type(url).__name__}")
     backend = sa_url.get_backend_name()
@@ -446,8 +449,8 @@ def _resolve(url: str | os.PathLike[str], create: bool) -> tuple[URL, bool, bool
             sa_url = sa_url.set(drivername="postgresql+psycopg")  # the driver proofgym depends on
         return sa_url, False, False
     if backend != "sqlite":
-        raise TraceStoreError(f"trace store URL {sa_url.render_as_string()!r}: unsupported database {backend!r}; "
-                              "use a SQLite path or URL, or postgresql+psycopg://...")
+        raise TraceStoreError(f"trace store URL {redact_url(sa_url.render_as_string())!r}: unsupported database "
+                              f"{backend!r}; use a SQLite path or URL, or postgresql+psycopg://...")
     database = sa_url.database or ""
     if database in ("", ":memory:"):
         return sa_url, True, True
