@@ -8,13 +8,22 @@ import logging
 import math
 import random
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal, Mapping
 from urllib.parse import urlsplit, urlunsplit
 
 import httpx
 
-from proofgym.core import EXCERPT_CHARS, error_detail, excerpt, redact_url, retry_after_seconds, usage_counts
+from proofgym.core import (
+    EXCERPT_CHARS,
+    error_detail,
+    excerpt,
+    redact_secrets,
+    redact_text,
+    redact_url,
+    retry_after_seconds,
+    usage_counts,
+)
 from proofgym.policies._frames import FRAME_KEY, with_frame, without_views
 from proofgym.policies._protocol import PolicyReply, PolicyRequest
 from proofgym.policies._text_calls import message_text, read_text_action, with_tool_instructions
@@ -37,7 +46,7 @@ def chat_completions_url(inference_url: str) -> str:
     (the trainer correlates traces by it).
     """
     if not isinstance(inference_url, str) or not inference_url.strip():
-        raise ValueError(f"inference_url must be an http(s) URL, got {inference_url!r}")
+        raise ValueError(f"inference_url must be an http(s) URL, got {redact_secrets(inference_url)!r}")
     parts = urlsplit(inference_url.strip())
     if parts.scheme not in ("http", "https") or not parts.netloc:
         raise ValueError(f"inference_url must be an http(s) URL with a host, got {redact_url(inference_url)!r}")
@@ -83,7 +92,10 @@ class OpenAIChatPolicy:
     ``use_vision``, and is an error that ends the session under ``image_only_mode``.
 
     Each HTTP attempt is recorded as an :class:`~proofgym.traces.LMCallEvent` (request body,
-    response, token usage, latency, error). 429, 5xx, timeouts and connection or read errors are
+    response, token usage, latency, error), with no credential in it: the ``Authorization`` header is not
+    part of the record, a credential ``extra_body`` carries (a secret-named key at any depth, a URL's
+    password or credential parameter) is recorded as ``***``, and an error that quotes one (a server
+    echoing the request) has it taken out. 429, 5xx, timeouts and connection or read errors are
     retried up to ``max_retries`` times with jittered exponential backoff, waiting ``Retry-After``
     when the server sends it (at most ``max_retry_after_s``); other 4xx are not retried. ``timeout_s``
     bounds each attempt's whole wall-clock time. ``act`` never raises on what the server or the model
@@ -155,6 +167,8 @@ class OpenAIChatPolicy:
         self.max_retries = max_retries
         self.tool_mode = tool_mode
         self.extra_body = extra
+        # What the record shows of extra_body: the same object unless it holds a credential (then redacted).
+        self._recorded_extra = redact_secrets(extra)
         self.backoff_base_s = float(backoff_base_s)
         self.backoff_max_s = float(backoff_max_s)
         self.max_retry_after_s = float(max_retry_after_s)
@@ -180,7 +194,7 @@ class OpenAIChatPolicy:
         try:
             return await self._act(request, calls)
         except Exception as exc:  # a bug here must end the session as an error, not crash the loop
-            return _failed(calls, f"the policy failed: {type(exc).__name__}: {exc}")
+            return _failed(calls, redact_text(f"the policy failed: {type(exc).__name__}: {exc}"))
 
     async def aclose(self) -> None:
         """Close the HTTP client the policy made (a client passed in stays open)."""
@@ -227,6 +241,7 @@ class OpenAIChatPolicy:
 
     async def _post(self, body: dict[str, Any], calls: list[LMCallEvent]) -> _Answer:
         client = self._get_client()
+        recorded = body if self._recorded_extra is self.extra_body else {**body, **self._recorded_extra}
         for attempt in range(self.max_retries + 1):
             started = time.perf_counter()
             result = await self._attempt(client, body)
@@ -235,8 +250,9 @@ class OpenAIChatPolicy:
             response = result.payload
             if response is None and result.status is not None:
                 response = {"status": result.status, "body": result.body_excerpt}
-            calls.append(LMCallEvent(model=self.model, request=body, response=response, prompt_tokens=prompt_tokens,
-                                     completion_tokens=completion_tokens, latency_s=latency, error=result.error))
+            calls.append(LMCallEvent(model=self.model, request=recorded, response=response,
+                                     prompt_tokens=prompt_tokens, completion_tokens=completion_tokens,
+                                     latency_s=latency, error=result.error))
             if result.error is None:
                 return _Answer(payload=result.payload)
             if result.status in (400, 422) and "tools" in body and "tool" in result.body_excerpt.lower():
@@ -248,6 +264,14 @@ class OpenAIChatPolicy:
         raise AssertionError("unreachable: the last attempt returns")
 
     async def _attempt(self, client: httpx.AsyncClient, body: dict[str, Any]) -> _Attempt:
+        """One POST: its answer, or why there is none, with no credential quoted in it (a server's error body may
+        echo the request; an HTTP client's error, the URL)."""
+        attempt = await self._send(client, body)
+        if attempt.error is None:
+            return attempt
+        return replace(attempt, error=redact_text(attempt.error), body_excerpt=redact_text(attempt.body_excerpt))
+
+    async def _send(self, client: httpx.AsyncClient, body: dict[str, Any]) -> _Attempt:
         try:
             async with asyncio.timeout(self.timeout_s):
                 async with client.stream("POST", self.url, json=body, headers=self._headers,

@@ -17,7 +17,7 @@ from concurrent.futures import wait as futures_wait
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-from proofgym.core import bounded_json, model_text
+from proofgym.core import bounded_json, model_text, redact_secrets, redact_text
 from proofgym.envs import Environment, Observation, StepResult, make, quick_to_make
 from proofgym.policies import FRAME_KEY, Frame, FrameError, Policy, PolicyReply, PolicyRequest, read_frame
 from proofgym.rollouts._result import RolloutResult
@@ -81,6 +81,11 @@ async def run_rollout(
     cancellation propagates). ``correlation_id`` defaults to the ``cid`` query parameter of the
     policy's ``inference_url`` when it has one. Invalid arguments (an unknown environment, a bad
     ``env_config``) raise before anything runs.
+
+    No credential is recorded: ``metadata`` and each model call's request are recorded through
+    :func:`~proofgym.core.redact_secrets` (a secret-named key at any depth, a URL's password or credential
+    parameter become ``***``), and every error message (the session's, a reply's, a model call's) through
+    :func:`~proofgym.core.redact_text`, whatever policy wrote them.
     """
     if not isinstance(seed, int) or isinstance(seed, bool):
         raise TypeError(f"seed must be an int, got {type(seed).__name__}")
@@ -113,7 +118,7 @@ async def run_rollout(
         policy_id=str(policy.policy_id),
         correlation_id=correlation_id if correlation_id is not None else _cid(policy),
         started_at=time.time(),
-        metadata=dict(metadata or {}),
+        metadata=redact_secrets(dict(metadata or {})),
     )
     messages: list[dict[str, Any]] = []
     last: list[StepResult] = []  # the environment's last step result: its typed fields score the episode
@@ -170,7 +175,7 @@ async def _play(env: Environment, worker: _EnvWorker, policy: Policy, session: S
         lm_calls = [_clean_lm_call(call) for call in reply.lm_calls if isinstance(call, LMCallEvent)]
         lm_turns += bool(lm_calls)
         if reply.unavailable:
-            error = model_text(str(reply.error or "the policy could not act"))
+            error = _reply_error(reply.error or "the policy could not act")
             session.steps.append(StepTrace(index=len(session.steps), observation=observation.to_dict(),
                                            info={"error": error, "policy_unavailable": True}, lm_calls=lm_calls))
             raise _PolicyUnavailable(f"policy {session.policy_id!r} unavailable on turn {turn}: {error}")
@@ -184,7 +189,7 @@ async def _play(env: Environment, worker: _EnvWorker, policy: Policy, session: S
         shown = result.observation
         if reply.error is not None:
             # The environment charged the turn; the agent is told what was wrong with its reply.
-            error = model_text(str(reply.error))
+            error = _reply_error(reply.error)
             shown = Observation(f"Error: {error}", {"error": error})
             info.update(error=error, policy_error=True)
         shown, checked = _checked_frame(shown)
@@ -333,7 +338,7 @@ def _truncate_last(session: SessionTrace) -> None:
 
 
 def _end(session: SessionTrace, status: str, error: str) -> None:
-    session.status, session.error = status, error
+    session.status, session.error = status, redact_text(error)
     if status == "timeout":
         _truncate_last(session)
 
@@ -374,9 +379,15 @@ def _decoded_arguments(text: str) -> Any:
     return bounded_json(value)
 
 
+def _reply_error(error: Any) -> str:
+    """A policy's error as the trace records it and the agent is shown it: under the one rule for untrusted text,
+    with no credential it may quote (a URL the policy failed to reach)."""
+    return redact_text(model_text(str(error)))
+
+
 def _clean_lm_call(call: LMCallEvent) -> LMCallEvent:
-    request, response = bounded_json(call.request), bounded_json(call.response)
-    error = None if call.error is None else model_text(str(call.error))
+    request, response = redact_secrets(bounded_json(call.request)), bounded_json(call.response)
+    error = None if call.error is None else _reply_error(call.error)
     model = model_text(str(call.model))
     if request is call.request and response is call.response and error == call.error and model == call.model:
         return call
