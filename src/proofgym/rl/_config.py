@@ -147,20 +147,24 @@ class RolloutSection(_Strict):
 
 
 class EvaluationSection(_Strict):
-    """``instances``, ``every_n_iters``, ``seeds`` (the reference's), and ours: ``stop_at`` (the run stops after a
-    held-out evaluation at or above this success share)."""
+    """``instances``, ``every_n_iters``, ``seeds`` (the reference's), and ours, the stop rule: the run stops once
+    ``stop_streak`` held-out evaluations in a row (default 2: one lucky evaluation of a few seeds is not enough)
+    read ``stop_at`` or more and, with ``confirm_seeds`` (a larger set of fresh seeds), a confirmation evaluation
+    on them reads ``stop_at`` or more too."""
 
     instances: int = Field(16, ge=1, le=100_000)
     every_n_iters: int = Field(10, ge=1)
     seeds: list[int] = Field(default_factory=lambda: list(range(16)))
     stop_at: float | None = Field(None, gt=0, le=1)
+    stop_streak: int = Field(2, ge=1, le=1000)
+    confirm_seeds: list[int] | None = None
 
-    @field_validator("seeds", mode="before")
+    @field_validator("seeds", "confirm_seeds", mode="before")
     @classmethod
-    def _seeds(cls, value: Any) -> list[int]:
+    def _seeds(cls, value: Any) -> list[int] | None:
         from proofgym.evaluation import parse_seeds
 
-        return parse_seeds(value)
+        return None if value is None else parse_seeds(value)
 
 
 class WeightSyncSection(_Strict):
@@ -319,6 +323,12 @@ class RLConfig(_Strict):
         if overlap:
             raise ValueError(f"training.train_seeds and evaluation.seeds share seeds {overlap[:10]}: held-out "
                              "seeds must stay out of training")
+        confirm = set(self.evaluation.confirm_seeds or ())
+        for name, seeds in (("evaluation.seeds", self.evaluation.seeds), ("training.train_seeds", train)):
+            overlap = sorted(confirm & set(seeds))
+            if overlap:
+                raise ValueError(f"evaluation.confirm_seeds and {name} share seeds {overlap[:10]}: the "
+                                 "confirmation is on fresh seeds")
         if self.compute is not None and self.compute.on_ray and self.services.local_env is None:
             raise ValueError("compute.ray_address: each Ray rollout actor serves the environment itself, so "
                              "services.task_url must be local:ENV, not the URL of a running task app")
