@@ -14,6 +14,7 @@ pytest.importorskip("transformers", reason="the RL trainer needs transformers (p
 
 from proofgym.rl import RLError, RLTrainer  # noqa: E402
 from proofgym.rl import _task_app  # noqa: E402
+from proofgym.traces import TraceStore  # noqa: E402
 
 from ._run import tiny_config  # noqa: E402
 
@@ -68,7 +69,11 @@ def test_a_task_app_restart_is_survived(faulty_run):
 
 def test_sigterm_checkpoints_and_the_run_resumes(faulty_run):
     output, _, result = faulty_run
-    assert result.stopped_by_signal and result.iterations == 2
+    assert result.stopped_by_signal and result.stopped_by == "SIGTERM" and result.iterations == 2
+    # The task app was killed mid-run: the run is the trainer's to end, and it ended as stopped.
+    with TraceStore(output / "traces.db") as store:
+        assert [(run.run_id, run.kind, run.status) for run in store.list_runs(counts=False)] == \
+            [("faults", "rl", "cancelled")]
     notes: list[str] = []
     resumed = RLTrainer(tiny_config(output, training={"iterations_per_epoch": 3}), on_note=notes.append).run()
     assert any("resumed from" in n and "iteration 2" in n for n in notes)

@@ -136,17 +136,3 @@ def test_the_learning_rate_rises_over_lr_warmup_iterations(tmp_path):
     trainer.run()
     # the second update ran at 2/4 of the rate (the first at 1/4)
     assert trainer.optimizer.param_groups[0]["lr"] == pytest.approx(2e-4)
-
-
-def test_the_run_stops_once_held_out_success_reaches_stop_at(tmp_path, monkeypatch):
-    notes: list[str] = []
-    trainer = RLTrainer(tiny_config(tmp_path / "stop", training={"iterations_per_epoch": 5},
-                                    evaluation={"every_n_iters": 1, "stop_at": 0.9}), on_note=notes.append)
-    shares = iter([0.25, 0.5, 0.95, 1.0])  # before, then after iterations 1, 2, 3
-    monkeypatch.setattr(trainer, "_evaluate", lambda when: next(shares))
-    result = trainer.run()
-    assert result.iterations == 2 and result.reached_at == 2 and result.eval_after == 0.95
-    assert result.wall_s > 0
-    assert any("reached evaluation.stop_at = 0.9 at iteration 2" in n for n in notes)
-    rows = list(csv.DictReader(result.metrics_csv.open()))
-    assert [r["eval_success"] for r in rows] == ["0.5", "0.95"]

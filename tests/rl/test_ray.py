@@ -54,6 +54,9 @@ def test_a_run_on_ray_rolls_out_on_both_nodes_and_stores_every_session_once(tmp_
     assert any("on the Ray cluster at" in line and "2 actors" in line for line in notes), notes
     with TraceStore(output / "traces.db", create=False) as store:
         sessions = list(store.iter_sessions())
+        runs = store.list_runs(counts=False)
+    # the driver stored the sessions under the trainer's run, which the run's end marked finished
+    assert [(run.run_id, run.kind, run.status, run.ended_at is not None) for run in runs] == [("run", "rl", "ok", True)]
     # 1 iteration x 2 seeds x 2 rollouts, and 2 held-out rollouts before and after: each once, by the driver.
     assert len(sessions) == 2 * 2 + 2 + 2
     assert len({s.correlation_id for s in sessions}) == len(sessions)

@@ -16,6 +16,7 @@ import asyncio
 import concurrent.futures
 import copy
 import dataclasses
+import itertools
 import json
 import math
 import random
@@ -31,9 +32,11 @@ from proofgym.config import TINY_MODEL
 from proofgym.judges import RubricScorer, RubricSet, TrajectoryScore, resolve_rubric_set, rubric_set_from_data
 from proofgym.rl._config import RLConfig
 from proofgym.rl._credit import Turn, decision_values, group_advantages, sampled_turns
-from proofgym.rl._policy import PolicyModels, PolicyServer, build_policy_models
+from proofgym.rl._heldout import Evaluation, OracleGold, goal_streak, read_evaluation, success
+from proofgym.rl._identity import check_resume, run_identity
+from proofgym.rl._policy import PolicyServer, build_policy_models
 from proofgym.rl._task_app import LocalTaskApp, RLError, Rollout, RolloutClient, new_cid
-from proofgym.traces import SessionTrace, TraceStore
+from proofgym.traces import TraceStore
 from proofgym.training import MetricsLog, kl_k3
 
 _TRAIN_SEED_BASE = 10_000
@@ -52,9 +55,13 @@ class RunResult:
     checkpoint: Path | None = None
     eval_before: float | None = None
     eval_after: float | None = None
+    eval_after_by_decision: dict[str, float] = field(default_factory=dict)  # the last evaluation's split
     stopped_by_signal: bool = False
-    reached_at: int | None = None  # the iteration whose held-out evaluation reached evaluation.stop_at
+    stopped_by: str | None = None  # the signal that stopped it: SIGTERM or SIGINT
+    reached_at: int | None = None  # the iteration at which the stop rule (evaluation.stop_at) was met
     wall_s: float | None = None  # the whole run, set-up and warm-up included
+    run_id: str | None = None  # the run's id in traces.db
+    summary: Path | None = None  # summary.json: what the trace store records as the run's summary
     dry_run: dict[str, Any] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
 
@@ -72,6 +79,12 @@ class RLTrainer:
         self.notes: list[str] = []
         self.metrics = MetricsLog()
         self.stop_requested = False
+        self.stop_signal: str | None = None
+        self.traces_path = self.output_dir / "traces.db"
+        self.run_id: str | None = None  # this run's id in the trace store, once started there
+        self._state: dict[str, Any] | None = None  # the checkpoint's state, when the run resumes
+        self.evaluations: list[Evaluation] = []  # this process's held-out evaluations, confirmations included
+        self._gold: Any = lambda seed: None  # a seed's gold decision, for rollouts whose trace names none
         self.invalid = self.total = 0
         self.updates_skipped = 0  # optimizer steps left out because their loss or gradient was not finite
         self.iteration = 0
@@ -90,9 +103,9 @@ class RLTrainer:
     def _start(self) -> None:
         config = self.config
         self.output_dir.mkdir(parents=True, exist_ok=True)
+        self._open_run()
         for line in config.machine_notes():
             self.note(line)
-        self.traces_path = self.output_dir / "traces.db"
         local = config.services.local_env
         self.app: LocalTaskApp | None = None
         self.ray_apps: RayTaskApps | None = None
@@ -116,6 +129,8 @@ class RLTrainer:
             url = self.app.url
         else:
             url = config.services.task_url
+        if local is not None:
+            self._gold = OracleGold(local, config.rollout.env_options())
         self.models = build_policy_models(config.model.name, trainer_mode=config.model.trainer_mode,
                                           lora=config.lora, seed=config.training.seed,
                                           cache_dir=self.output_dir.parent / ".tiny-model",
@@ -204,67 +219,162 @@ class RLTrainer:
 
     def _close(self) -> None:
         self._ahead.shutdown(wait=True, cancel_futures=True)
-        for closing in (getattr(self, "server", None), getattr(self, "app", None), getattr(self, "ray_apps", None)):
+        for closing in (getattr(self, "server", None), getattr(self, "app", None), getattr(self, "ray_apps", None),
+                        self._gold if isinstance(self._gold, OracleGold) else None):
             if closing is not None:
                 closing.close()
 
     # -- the run -------------------------------------------------------------------------------------------
 
     def run(self, *, dry_run: bool = False, iterations: int | None = None) -> RunResult:
+        """Run the config (with ``dry_run``: one batch rolled out and judged, no update).
+
+        The run is one run of its trace store (``traces.db`` in the output directory, kind ``rl``), started before
+        any rollout (the task app's sessions join it) and marked ended however the run ends: ``ok`` (its
+        iterations done or the stop rule met; a dry run whose first iteration could train), ``cancelled``
+        (SIGTERM or SIGINT: checkpointed after the iteration; a second SIGINT stops at once) or ``error`` (an
+        exception: the error budget, a service that would not start), with the run's summary, which a run that
+        gets that far also writes to ``summary.json``. A checkpoint of another run (another seed or config, see
+        :mod:`proofgym.rl._identity`) is refused before anything starts."""
         result = RunResult(self.output_dir, 0)
         started = time.perf_counter()
-        previous = signal.signal(signal.SIGTERM, self._on_sigterm) if _main_thread() else None
+        self._state = self._checked_state()
+        handlers = {signum: signal.signal(signum, self._on_signal)
+                    for signum in (signal.SIGTERM, signal.SIGINT)} if _main_thread() else {}
         # One event loop for every batch of rollouts: the Ray rollout pool lives on it for the whole run.
         self._runner = asyncio.Runner()
+        status, error = "error", None
         try:
-            self._start()
-            if self.config.model.name == TINY_MODEL and not dry_run:
-                self._warmup()  # an update: a dry run makes none
-            resumed = self._resume()
-            self._freeze_reference()
-            if dry_run:
-                result.dry_run = self._runner.run(self._dry_run())
-                (self.output_dir / "dry_run.json").write_text(json.dumps(result.dry_run, default=str, indent=1),
-                                                              encoding="utf-8")
-                result.notes = self.notes
-                return result
-            total = iterations or self.config.training.iterations
-            if not resumed:
-                result.eval_before = self._evaluate("before")
-            while self.iteration < total and not self.stop_requested:
-                self._iterate(total)
-                if self.iteration % self.config.evaluation.every_n_iters == 0 or self.iteration == total:
-                    share = self.metrics.rows[-1]["eval_success"] = self._evaluate(f"iteration {self.iteration}")
-                    stop_at = self.config.evaluation.stop_at
-                    if stop_at is not None and share >= stop_at:
-                        result.reached_at = self.iteration
-                        self.note(f"held-out success {share:.1%} reached evaluation.stop_at = {stop_at:g} at "
-                                  f"iteration {self.iteration} ({time.perf_counter() - started:.0f} s into the run): "
-                                  "stopping")
-                        break
-                if self.iteration % self.config.training.checkpoint_every == 0:
-                    self._checkpoint()
-            result.stopped_by_signal = self.stop_requested
-            result.checkpoint = self._checkpoint()
-            result.eval_after = next((row["eval_success"] for row in reversed(self.metrics.rows)
-                                      if "eval_success" in row), None)
-            result.iterations = self.iteration
-            result.wall_s = time.perf_counter() - started
-            result.metrics_csv = self.metrics.write_csv(self.output_dir / "metrics.csv")
-            result.reward_curve = self.metrics.plot(self.output_dir / "reward_curve.png",
-                                                    metrics=("reward", "success", "eval_success"),
-                                                    title=f"RL on {self.config.rollout.env_name}")
-            result.notes = self.notes
+            self._train(result, dry_run=dry_run, iterations=iterations, started=started)
+            status = "cancelled" if self.stop_requested else "ok"
+            if dry_run and not (result.dry_run["trainable"] and
+                                result.dry_run["invalid_share"] <= result.dry_run["max_error_share"]):
+                status = "error"  # the first iteration could not train (proofgym train --dry-run says why)
             return result
+        except BaseException as exc:
+            status = "cancelled" if isinstance(exc, KeyboardInterrupt) or self.stop_requested else "error"
+            error = f"{type(exc).__name__}: {exc}"
+            raise
         finally:
-            if previous is not None:
-                signal.signal(signal.SIGTERM, previous)
+            for signum, handler in handlers.items():
+                signal.signal(signum, handler)
             self._close()
             self._runner.close()
+            if self.run_id is not None:  # after the task app closed: every session of the run is in
+                self._end_run(result, status, error, dry_run=dry_run, wall_s=time.perf_counter() - started)
 
-    def _on_sigterm(self, signum: int, frame: Any) -> None:
+    def _train(self, result: RunResult, *, dry_run: bool, iterations: int | None, started: float) -> None:
+        self._start()
+        result.run_id = self.run_id
+        if self.config.model.name == TINY_MODEL and not dry_run:
+            self._warmup()  # an update: a dry run makes none
+        resumed = self._resume()
+        self._freeze_reference()
+        if dry_run:
+            result.dry_run = self._runner.run(self._dry_run())
+            (self.output_dir / "dry_run.json").write_text(json.dumps(result.dry_run, default=str, indent=1),
+                                                          encoding="utf-8")
+            result.notes = self.notes
+            return
+        total = iterations or self.config.training.iterations
+        if not resumed:
+            result.eval_before = self._evaluate("before").share
+        while self.iteration < total and not self.stop_requested:
+            self._iterate(total)
+            if self.iteration % self.config.evaluation.every_n_iters == 0 or self.iteration == total:
+                self.metrics.rows[-1].update(self._evaluate(f"iteration {self.iteration}").columns("eval_success"))
+                if self._goal_met(started):
+                    result.reached_at = self.iteration
+                    break
+            if self.iteration % self.config.training.checkpoint_every == 0:
+                self._checkpoint()
+        result.stopped_by_signal, result.stopped_by = self.stop_requested, self.stop_signal
+        result.checkpoint = self._checkpoint()
+        last = next((row for row in reversed(self.metrics.rows) if "eval_success" in row), {})
+        result.eval_after = last.get("eval_success")
+        result.eval_after_by_decision = {key[len("eval_success_"):]: value for key, value in last.items()
+                                         if key.startswith("eval_success_")}
+        result.iterations = self.iteration
+        result.wall_s = time.perf_counter() - started
+        result.metrics_csv = self.metrics.write_csv(self.output_dir / "metrics.csv")
+        result.reward_curve = self.metrics.plot(self.output_dir / "reward_curve.png",
+                                                metrics=("reward", "success", "eval_success"),
+                                                title=f"RL on {self.config.rollout.env_name}")
+        result.notes = self.notes
+
+    def _goal_met(self, started: float) -> bool:
+        """The stop rule: ``evaluation.stop_streak`` evaluations in a row at ``evaluation.stop_at`` or more and,
+        with ``evaluation.confirm_seeds``, a confirmation evaluation on them at ``stop_at`` or more too."""
+        rule = self.config.evaluation
+        if rule.stop_at is None:
+            return False
+        streak = goal_streak(self.metrics.rows, rule.stop_at)
+        if streak < rule.stop_streak:
+            if streak:
+                self.note(f"held-out success at evaluation.stop_at = {rule.stop_at:g} or more at {streak} of the "
+                          f"{rule.stop_streak} evaluations in a row evaluation.stop_streak asks for")
+            return False
+        reached = f"held-out success reached evaluation.stop_at = {rule.stop_at:g} at {streak} evaluations in a row"
+        if rule.confirm_seeds:
+            confirmation = self._evaluate(f"confirmation at iteration {self.iteration}", rule.confirm_seeds)
+            self.metrics.rows[-1].update(confirmation.columns("confirm_success"))
+            if not confirmation.share >= rule.stop_at:
+                self.note(f"{reached}, but {confirmation.share:.1%} on the {len(rule.confirm_seeds)} "
+                          "evaluation.confirm_seeds: going on")
+                return False
+            reached += f" and {confirmation.share:.1%} on the {len(rule.confirm_seeds)} evaluation.confirm_seeds"
+        self.note(f"{reached} at iteration {self.iteration} ({time.perf_counter() - started:.0f} s into the run): "
+                  "stopping")
+        return True
+
+    def _on_signal(self, signum: int, frame: Any) -> None:
+        if signum == signal.SIGINT and self.stop_requested:
+            raise KeyboardInterrupt  # a second Ctrl-C: stop now, without the checkpoint
         self.stop_requested = True
-        self.note("SIGTERM: checkpointing after this iteration, then stopping")
+        self.stop_signal = self.stop_signal or signal.Signals(signum).name
+        again = " (SIGINT again to stop now)" if signum == signal.SIGINT else ""
+        self.note(f"{signal.Signals(signum).name}: checkpointing after this iteration, then stopping{again}")
+
+    # -- the run in the trace store ------------------------------------------------------------------------
+
+    def _open_run(self) -> None:
+        """Start this run in the trace store before any rollout: the task app then stores its sessions under it
+        and leaves it to this trainer to end. The first run in an output directory is named after the directory,
+        each later one (a resume, a dry run) ``NAME-2``, ``NAME-3``, ..."""
+        base = self.output_dir.resolve().name or "rl"
+        identity = run_identity(self.config)
+        with TraceStore(self.traces_path) as store:
+            taken = {run.run_id for run in store.list_runs(counts=False)}
+            run_id = next(name for name in itertools.chain([base], (f"{base}-{n}" for n in itertools.count(2)))
+                          if name not in taken)
+            store.start_run(run_id, kind="rl", env_name=self.config.rollout.env_name,
+                            config={"model": self.config.model.name, "seed": identity["seed"],
+                                    "config_hash": identity["config_hash"],
+                                    "resumed_from": int(self._state["iteration"]) if self._state else None})
+        self.run_id = run_id
+
+    def _end_run(self, result: RunResult, status: str, error: str | None, *, dry_run: bool, wall_s: float) -> None:
+        """Mark the run ended in the trace store with its summary (written to ``summary.json`` too, unless a dry
+        run: a dry run leaves the run's last summary alone)."""
+        last = next((e for e in reversed(self.evaluations) if not e.when.startswith("confirmation")), None)
+        confirmation = next((e for e in reversed(self.evaluations) if e.when.startswith("confirmation")), None)
+        summary: dict[str, Any] = {
+            "run_id": self.run_id, "status": status, "error": error, "iterations": self.iteration,
+            "stopped_by": self.stop_signal, "reached_at": result.reached_at,
+            "stop_rule": self.config.evaluation.model_dump(include={"stop_at", "stop_streak", "confirm_seeds"}),
+            "eval_before": _finite(result.eval_before), "eval_after": _finite(result.eval_after),
+            "last_evaluation": last.to_dict() if last else None,
+            "confirmation": confirmation.to_dict() if confirmation else None,
+            "rollouts": self.total, "invalid": self.invalid, "updates_skipped": self.updates_skipped,
+            "wall_s": round(wall_s, 3)}
+        if dry_run:
+            summary["dry_run"] = result.dry_run
+        else:
+            result.summary = self.output_dir / "summary.json"
+            result.summary.write_text(json.dumps(summary, indent=1, default=str), encoding="utf-8")
+        with TraceStore(self.traces_path) as store:
+            store.finish_run(self.run_id, status=status,  # type: ignore[arg-type]
+                             summary=json.loads(json.dumps(summary, default=str)))
 
     def _warmup(self) -> None:
         steps = self.config.training.warmup_steps
@@ -278,8 +388,8 @@ class RLTrainer:
         eos = backend.eos_token_ids[0]
         for _ in range(steps):
             if self.stop_requested:
-                raise RLError("SIGTERM during the format warm-up: stopped before any RL iteration (run again to "
-                              "start over)")
+                raise RLError(f"{self.stop_signal} during the format warm-up: stopped before any RL iteration (run "
+                              "again to start over)")
             turns = []
             for _ in range(_WARMUP_EPISODES):
                 seed = _TRAIN_SEED_BASE + rng.randrange(10**6)
@@ -328,7 +438,7 @@ class RLTrainer:
                        "temperature": 0.0 if greedy else float(config.rollout.policy_config.get("temperature", 1.0)),
                        "max_tokens": self._max_tokens(), "extra_body": {"logprobs": True}})
         env: dict[str, Any] = {"env_name": config.rollout.env_name, "seed": seed}
-        return {"run_id": self.output_dir.name, "env": env, "policy": {"policy_name": "openai", "config": policy},
+        return {"run_id": self.run_id, "env": env, "policy": {"policy_name": "openai", "config": policy},
                 "record": {"return_trace": True, "trace_format": "full"}, "mode": "eval" if greedy else "rl",
                 "max_turns": config.max_turns}
 
@@ -465,7 +575,7 @@ class RLTrainer:
         skipped = len({r.seed for r in rollouts} - set(groups))  # seeds with no valid rollout at all
         for members in groups.values():
             rewards += [reward for _, reward, _ in members]
-            successes += [_success(rollout.trace) for rollout, _, _ in members]  # type: ignore[arg-type]
+            successes += [success(rollout.trace) for rollout, _, _ in members]  # type: ignore[arg-type]
             if len(members) < 2:
                 skipped += 1
                 continue
@@ -553,27 +663,26 @@ class RLTrainer:
             self.optimizer.step()
         return loss_value
 
-    def _evaluate(self, when: str) -> float:
-        seeds = self.config.evaluation.seeds[:self.config.evaluation.instances]
+    def _evaluate(self, when: str, seeds: list[int] | None = None) -> Evaluation:
+        """A held-out evaluation (greedy) on ``seeds`` (default: the first ``evaluation.instances`` of
+        ``evaluation.seeds``), noted with its split by gold decision."""
+        seeds = seeds or self.config.evaluation.seeds[:self.config.evaluation.instances]
         rollouts = self._runner.run(self._collect(seeds, greedy=True))
         self._store(rollouts)
-        valid = [r for r in rollouts if r.valid]
-        share = _mean([_success(r.trace) for r in valid]) if valid else float("nan")  # type: ignore[arg-type]
-        self.note(f"held-out success {when}: {share:.1%} of {len(valid)} valid rollouts "
-                  f"({len(rollouts) - len(valid)} invalid), seeds {seeds[0]}..{seeds[-1]}")
-        return share
+        evaluation = read_evaluation(when, seeds, rollouts, self._gold)
+        self.evaluations.append(evaluation)
+        self.note(evaluation.line())
+        return evaluation
 
     def _store(self, rollouts: list[Rollout]) -> None:
         if self.app is not None:
             return  # the local task app wrote them into the run's trace store already (on Ray: the driver does)
-        sessions = [rollout.trace for rollout in rollouts if rollout.trace is not None]
-        if not sessions:
-            return
-        with TraceStore(self.traces_path) as store:
-            run_ids = {run.run_id for run in store.list_runs(counts=False)}
-            for run_id in sorted({session.run_id for session in sessions} - run_ids):  # a resumed run has its own
-                store.start_run(run_id, kind="rl", env_name=self.config.rollout.env_name)
-            store.write_sessions(sessions)
+        # Each is this run's, whatever run id a remote task app wrote into it.
+        sessions = [dataclasses.replace(rollout.trace, run_id=self.run_id) for rollout in rollouts
+                    if rollout.trace is not None]
+        if sessions:
+            with TraceStore(self.traces_path) as store:
+                store.write_sessions(sessions)
 
     # -- checkpoints ---------------------------------------------------------------------------------------
 
@@ -587,19 +696,38 @@ class RLTrainer:
             (folder / "reference.pt.tmp").replace(folder / "reference.pt")
         (folder / "model.pt.tmp").replace(folder / "model.pt")
         (folder / "optimizer.pt.tmp").replace(folder / "optimizer.pt")
-        # A batch collected ahead and not trained yet is collected again after a resume.
+        # A batch collected ahead and not trained yet is collected again after a resume. The run's identity (seed,
+        # config hash) lets a later run refuse to resume it unless it is the same run.
         state = {"iteration": self.iteration, "seed_cursor": self._cursor_trained, "invalid": self.invalid,
-                 "total": self.total, "rows": self.metrics.rows}
+                 "total": self.total, "rows": self.metrics.rows, **run_identity(self.config)}
         (folder / "state.json.tmp").write_text(json.dumps(state, default=float), encoding="utf-8")
         (folder / "state.json.tmp").replace(folder / "state.json")
         self.metrics.write_csv(self.output_dir / "metrics.csv")
         return folder
 
+    def _checked_state(self) -> dict[str, Any] | None:
+        """The checkpoint's state (None: no checkpoint), once :func:`check_resume` found it this run's."""
+        path = self.output_dir / "checkpoint" / "state.json"
+        if not path.exists():
+            return None
+        try:
+            state = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            raise RLError(f"{path}: not a readable checkpoint state ({exc}); give another --output-dir or delete "
+                          f"{path.parent}") from None
+        if not isinstance(state, dict):
+            raise RLError(f"{path}: expected a JSON object (a checkpoint state); give another --output-dir or "
+                          f"delete {path.parent}")
+        warning = check_resume(state, self.config, path.parent)
+        if warning is not None:
+            self.note(warning)
+        return state
+
     def _resume(self) -> bool:
-        folder = self.output_dir / "checkpoint"
-        if not (folder / "state.json").exists():
+        """Load the checkpoint :meth:`_checked_state` read, if any; whether there was one."""
+        folder, state = self.output_dir / "checkpoint", self._state
+        if state is None:
             return False
-        state = json.loads((folder / "state.json").read_text(encoding="utf-8"))
         self.models.trainer.load_state_dict(torch.load(folder / "model.pt", weights_only=True))
         self.optimizer.load_state_dict(torch.load(folder / "optimizer.pt", weights_only=True))
         self.iteration, self._seed_cursor = int(state["iteration"]), int(state["seed_cursor"])
@@ -723,19 +851,13 @@ def _nll(model: Any, turns: list[Turn], pad_id: int) -> torch.Tensor:
     return -(logprobs * mask.float()).sum() / mask.float().sum().clamp(min=1)
 
 
-def _success(trace: SessionTrace) -> float:
-    outcome = trace.outcome_reward
-    environment = outcome.annotation.get("environment") if outcome is not None and outcome.source == "judge" and \
-        isinstance(outcome.annotation, dict) else None
-    score = (environment or {}).get("score") if environment else (outcome.score if outcome is not None else None)
-    if score is not None:
-        return float(score)
-    return float(sum(step.reward for step in trace.steps) > 0)
-
-
 def _mean(values: list[float]) -> float:
     finite = [v for v in values if isinstance(v, (int, float)) and math.isfinite(v)]
     return sum(finite) / len(finite) if finite else float("nan")
+
+
+def _finite(value: float | None) -> float | None:
+    return value if value is not None and math.isfinite(value) else None
 
 
 def _main_thread() -> bool:
