@@ -66,7 +66,7 @@ async def _evaluate(section: EvalSection, on_result: OnResult | None, judges: li
             info = await client.info()
             env_name = section.env_name or str(info.get("env_name"))
             if env_name != info.get("env_name"):
-                raise EvalError(f"eval.env_name is {env_name!r} but the task app at {client.url} serves "
+                raise EvalError(f"eval.env_name is {env_name!r} but the task app at {client.shown_url} serves "
                                 f"{info.get('env_name')!r}")
             options = section.policy_options()
 
@@ -117,7 +117,8 @@ async def _run_seeds(section: EvalSection, store: TraceStore, run_id: str, env_n
     report = EvalReport(run_id=run_id, env_name=env_name, policy_name=section.resolved_policy_name,
                         model=section.policy_options().get("model"), task_app_url=redact_url(section.task_app_url),
                         traces=store.url, app_id=section.app_id)
-    store.start_run(run_id, kind="eval", env_name=env_name, config=_redacted(section.model_dump(mode="json")))
+    # The store takes any credential out of the config (a task_app_url's password, an inference_url's api_key).
+    store.start_run(run_id, kind="eval", env_name=env_name, config=section.model_dump(mode="json"))
     slots = asyncio.Semaphore(section.concurrency)
     by_seed: dict[int, SeedResult] = {}
     sessions: dict[int, SessionTrace] = {}  # kept for the judges
@@ -243,14 +244,3 @@ def _build_policy(section: EvalSection, env_name: str) -> Any:
         return build_policy(section.resolved_policy_name, options)
     except (ConfigError, ValueError, TypeError) as exc:
         raise EvalError(f"eval.policy_config: {exc}") from None
-
-
-
-def _redacted(value: Any) -> Any:
-    """The eval config as the trace store records it: every URL in it through :func:`redact_url`, so a
-    credential in an ``inference_url`` or ``task_app_url`` is never stored."""
-    if isinstance(value, dict):
-        return {key: _redacted(item) for key, item in value.items()}
-    if isinstance(value, list):
-        return [_redacted(item) for item in value]
-    return redact_url(value) if isinstance(value, str) and "://" in value else value

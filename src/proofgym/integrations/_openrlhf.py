@@ -25,9 +25,10 @@
   time) before the body is read: ``X-API-Key: <key>``, ``Authorization: Bearer <key>``, or, the OpenRLHF way
   (its client sends no headers), in the URL: ``--reward.remote_url http://host:8001/get_reward?key=<key>``
   (percent-encode characters other than letters, digits and ``-._~``). The ``key`` parameter is taken out of
-  the request before anything else sees it, so it appears in no access log line, error body or trace; the
-  lines uvicorn writes before the app runs (a 503 at the connection limit, trace-level scope dumps) are
-  redacted. A header key, when sent, is the one checked.
+  the request before anything else sees it, so it appears in no error body or trace; while the app runs, every
+  log line of the server (uvicorn's access and trace lines, those it writes before the app runs: a 503 at the
+  connection limit) has every credential-looking parameter (``key``, ``api_key``, ``token``, ``sig``...)
+  redacted (:func:`~proofgym.serve.redacted_logs`). A header key, when sent, is the one checked.
 - Bodies above ``max_body_bytes`` are refused with 413; malformed bodies with 422 and the field paths: JSON
   nested more than 64 levels deep or with an integer of more than 1000 digits (refused before parsing, by the
   guard), JSON that does not parse, fields of the wrong type, lists longer than ``max_items`` (refused before
@@ -48,7 +49,6 @@ import asyncio
 import json
 import logging
 import math
-import re
 from collections.abc import Mapping
 from contextlib import asynccontextmanager
 from typing import Any
@@ -88,10 +88,6 @@ KEY_PARAMETER = "key"
 _AUTH_HINT = (f"send the server's key as an X-API-Key header, as Authorization: Bearer <key>, or in the URL as "
               f"?{KEY_PARAMETER}=<key> (OpenRLHF: --reward.remote_url "
               f"http://host:port/get_reward?{KEY_PARAMETER}=<key>)")
-# ``key=`` as a parameter name (also percent-encoded), not the end of a longer name; in a URL, a bytes repr
-# (uvicorn's trace log of the scope) or any text.
-_KEY_IN_TEXT = re.compile(r"(?<![\w%.~-])((?:k|%6b)(?:e|%65)(?:y|%79))=[^&#\s'\"]*", re.IGNORECASE)
-_UVICORN_LOGGERS = ("uvicorn.access", "uvicorn.error", "uvicorn.asgi")
 
 logger = logging.getLogger("proofgym.integrations.openrlhf")
 
@@ -195,11 +191,6 @@ _LOG_NAMES = (*COMPONENTS, "invalid", "abstained", "format_error")
 _ENCODE = json.JSONEncoder(ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode
 
 
-def redact_key(text: str) -> str:
-    """``text`` with the value of every ``key=`` URL parameter in it replaced by ``***``."""
-    return _KEY_IN_TEXT.sub(r"\1=***", text)
-
-
 def _take_key_parameters(scope: dict[str, Any]) -> list[str]:
     """The ``key`` parameters of the request's query string, removed from it (in place: uvicorn's access log
     prints this scope's query string)."""
@@ -218,25 +209,6 @@ def _take_key_parameters(scope: dict[str, Any]) -> list[str]:
     if keys:
         scope["query_string"] = b"&".join(kept)
     return keys
-
-
-class _KeyRedactingFilter(logging.Filter):
-    """Redacts ``key=`` parameters from uvicorn's log records (their arguments stay where formatters expect them)."""
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        if isinstance(record.msg, str):
-            record.msg = redact_key(record.msg)
-        if isinstance(record.args, tuple):
-            record.args = tuple(_redacted(arg) for arg in record.args)
-        return True
-
-
-def _redacted(arg: Any) -> Any:
-    if arg is None or isinstance(arg, (bool, int, float)):
-        return arg
-    text = arg if isinstance(arg, str) else str(arg)
-    clean = redact_key(text)
-    return arg if clean == text else clean
 
 
 class RewardGuard:
@@ -305,7 +277,7 @@ def create_reward_app(source: Any, *, api_key: str | None = None, invalid_fill: 
     from fastapi import FastAPI, Request
 
     from proofgym.integrations._reward_schema import query_key, reward_contract
-    from proofgym.serve import error_responses, publish, require_key
+    from proofgym.serve import error_responses, publish, redacted_logs, require_key
 
     if not math.isfinite(invalid_fill):
         raise ValueError(f"invalid_fill must be a finite number, got {invalid_fill}")
@@ -333,16 +305,12 @@ def create_reward_app(source: Any, *, api_key: str | None = None, invalid_fill: 
 
     @asynccontextmanager
     async def lifespan(_: Any):
-        redactor = _KeyRedactingFilter()
-        for logger_name in _UVICORN_LOGGERS:
-            logging.getLogger(logger_name).addFilter(redactor)
-        try:
-            yield
-        finally:
-            for logger_name in _UVICORN_LOGGERS:
-                logging.getLogger(logger_name).removeFilter(redactor)
-            if owns:
-                await asyncio.to_thread(reward_fn.close)
+        with redacted_logs():
+            try:
+                yield
+            finally:
+                if owns:
+                    await asyncio.to_thread(reward_fn.close)
 
     app = FastAPI(title="proofgym reward server (OpenRLHF protocol)", lifespan=lifespan)
     app.state.reward_fn = reward_fn

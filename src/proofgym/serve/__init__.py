@@ -22,6 +22,7 @@ from proofgym.serve._models import (
     SafetyConfig,
 )
 from proofgym.serve._openapi import error_responses, publish, require_key
+from proofgym.serve._redacted_logs import redacted_logs
 from proofgym.serve._server import ServeError, serve
 from proofgym.serve._timeouts import uvicorn_limits
 
@@ -50,6 +51,7 @@ __all__ = [
     "key_matches",
     "presented_key",
     "publish",
+    "redacted_logs",
     "require_key",
     "serve",
     "uvicorn_limits",

@@ -16,7 +16,7 @@ from fastapi.responses import JSONResponse, Response
 from pydantic import Field, ValidationError
 
 import proofgym
-from proofgym.core import ConfigError, model_text, redact_url
+from proofgym.core import ConfigError, model_text
 from proofgym.envs import env_names, verification_cache_usage
 from proofgym.policies import Policy, build_policy, policy_kind, policy_names, without_vision_keys
 from proofgym.rollouts import RolloutResult, run_rollout
@@ -24,7 +24,7 @@ from proofgym.serve._auth import api_key_from_env
 from proofgym.serve._controller import Draining, RolloutCancelled, RolloutController
 from proofgym.serve._correlation import correlation_id
 from proofgym.serve._envs import EnvProvider
-from proofgym.serve._errors import RequestError
+from proofgym.serve._errors import RequestError, shown_errors
 from proofgym.serve._guard import RequestGuard
 from proofgym.serve._timeouts import DEFAULT_BODY_TIMEOUT_S
 from proofgym.serve._json import SafeJSONResponse
@@ -46,6 +46,7 @@ from proofgym.serve._openapi import (
     rollout_contract,
 )
 from proofgym.serve._recorder import TraceRecorder
+from proofgym.serve._redacted_logs import redacted_logs
 from proofgym.serve._response import response_body
 from proofgym.serve._signals import SignalDrain
 from proofgym.serve._task_info import MAX_TASK_INFO_SEEDS, TaskDescriber
@@ -114,6 +115,12 @@ def create_app(
     the response's returns are the blended reward, and ``metrics.details.judging`` holds each decision's and the
     outcome's per-criterion verdicts, the blend and its per-decision split.
 
+    Credentials a request carries (``policy.config.inference_url``'s password or ``api_key`` parameter, a
+    secret-named key anywhere in ``policy.config`` such as ``extra_body.authorization``) are used where the
+    client sent them and written down nowhere: the trace store, the response (the echoed inference URL, the
+    trace) and the log have them as ``***``, and a 422 never echoes them; a policy key the policy does not take
+    (``api_key``, ``extra_headers``) is a 422 naming its path, as any unknown key is.
+
     Raises ``ValueError`` for an unknown environment, an invalid config or limit.
     """
     if env_name not in env_names():
@@ -137,22 +144,23 @@ def create_app(
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
-        await recorder.open()
-        signals = SignalDrain(controller, grace_s)
-        try:
-            if drain_on_signal:
-                signals.install()
-            yield
-        finally:
-            signals.uninstall()
-            cancelled = await controller.drain(grace_s)
-            if cancelled:
-                logger.warning("cancelled %d running rollout(s) at shutdown", cancelled)
-            await signals.wait()
-            await recorder.close()
-            closer = getattr(getattr(scorer, "judge", None), "close", None)
-            if closer is not None:
-                await asyncio.to_thread(closer)
+        with redacted_logs():  # the server's log lines never hold a credential a request carried
+            await recorder.open()
+            signals = SignalDrain(controller, grace_s)
+            try:
+                if drain_on_signal:
+                    signals.install()
+                yield
+            finally:
+                signals.uninstall()
+                cancelled = await controller.drain(grace_s)
+                if cancelled:
+                    logger.warning("cancelled %d running rollout(s) at shutdown", cancelled)
+                await signals.wait()
+                await recorder.close()
+                closer = getattr(getattr(scorer, "judge", None), "close", None)
+                if closer is not None:
+                    await asyncio.to_thread(closer)
 
     app = FastAPI(title=f"proofgym task app: {env_name}", version=proofgym.__version__, lifespan=lifespan)
     app.state.controller = controller
@@ -168,10 +176,11 @@ def create_app(
                               max_time_s=max_time_s)
     errors = error_responses(keyed=key is not None)
 
-    # Error bodies echo what the client sent (a NaN, a lone surrogate): SafeJSONResponse encodes any of it.
+    # Error bodies echo what the client sent (a NaN, a lone surrogate): SafeJSONResponse encodes any of it; a
+    # credential in it is not echoed (shown_errors).
     @app.exception_handler(RequestValidationError)
     async def _unparsed(_: Any, exc: RequestValidationError) -> SafeJSONResponse:
-        return SafeJSONResponse({"detail": exc.errors()}, status_code=422)
+        return SafeJSONResponse({"detail": shown_errors(exc.errors())}, status_code=422)
 
     @app.exception_handler(RequestError)
     async def _invalid(_: Any, exc: RequestError) -> SafeJSONResponse:
@@ -283,7 +292,7 @@ def create_app(
                     max_time_s=min(max_time_s, request.safety.max_time_s or max_time_s),
                     run_id=request.run_id, session_id=uuid.uuid4().hex, correlation_id=cid,
                     metadata={"mode": request.mode, "policy_name": request.policy.policy_name,
-                              "inference_url": redact_url(request.policy.config.inference_url),
+                              "inference_url": request.policy.config.inference_url,
                               "model": request.policy.config.model, "provider": request.policy.config.provider,
                               "max_llm_calls": request.policy.config.max_llm_calls, "source": "proofgym serve"},
                     on_finish=finished.append)

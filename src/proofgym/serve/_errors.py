@@ -1,10 +1,13 @@
-"""The error a request that parsed but cannot run raises: a 422 naming the fields at fault."""
+"""The error a request that parsed but cannot run raises: a 422 naming the fields at fault, and what a 422 may
+show of what the client sent."""
 
 from __future__ import annotations
 
 from typing import Any, Iterable, Mapping
 
 from pydantic import ValidationError
+
+from proofgym.core import is_secret_name, redact_secrets, redact_text
 
 
 class RequestError(ValueError):
@@ -41,5 +44,27 @@ class RequestError(ValueError):
         return error
 
     def details(self) -> list[dict[str, Any]]:
-        """The entries of a 422 response's ``detail`` list."""
-        return [dict(detail) for detail in self._details]
+        """The entries of a 422 response's ``detail`` list (through :func:`shown_errors`)."""
+        return shown_errors(self._details)
+
+
+def shown_errors(errors: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Validation errors (pydantic's, FastAPI's, :class:`RequestError`'s) as a 422 shows them: each as it is, but
+    with no credential the client sent echoed back. The ``input`` of a field whose path names a credential
+    (``policy.config.api_key``, ``...extra_body.authorization``) is ``***``; any other input, and the ``ctx``,
+    have the credentials in them taken out (:func:`~proofgym.core.redact_secrets`: a nested secret-named key, a
+    URL's password or credential parameter); the message goes through :func:`~proofgym.core.redact_text`."""
+    shown = []
+    for error in errors:
+        entry = dict(error)
+        if "input" in entry:
+            secret = any(isinstance(part, str) and is_secret_name(part) for part in entry.get("loc", ()))
+            entry["input"] = "***" if secret and entry["input"] is not None else redact_secrets(entry["input"])
+        if isinstance(entry.get("msg"), str):
+            entry["msg"] = redact_text(entry["msg"])
+        if isinstance(entry.get("ctx"), Mapping):
+            # A validator's exception (ctx["error"]) is shown as its message: redacted as text.
+            entry["ctx"] = {key: redact_text(str(value)) if isinstance(value, Exception) else redact_secrets(value)
+                            for key, value in entry["ctx"].items()}
+        shown.append(entry)
+    return shown

@@ -20,6 +20,8 @@ import json
 import logging
 import secrets
 import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any, Literal, Union
 
 from fastapi import FastAPI, Request
@@ -31,6 +33,7 @@ from proofgym.core import json_limit_problem
 from proofgym.policies import read_text_action
 from proofgym.serve._auth import API_KEY_ENV_VARS, api_key_from_env, is_loopback, key_matches, presented_key
 from proofgym.serve._json import SafeJSONResponse, json_bytes
+from proofgym.serve._redacted_logs import redacted_logs
 
 if TYPE_CHECKING:
     from proofgym.serve._model_backend import GenerationBackend
@@ -276,7 +279,13 @@ def create_model_app(backend: GenerationBackend, *, api_key: str | None = None, 
                          f"{max_body_bytes}")
     name = model_name or backend.name
     created = int(time.time())
-    app = FastAPI(title="proofgym serve-model", docs_url=None, redoc_url=None, openapi_url=None)
+
+    @asynccontextmanager
+    async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        with redacted_logs():  # the server's log lines never hold a credential a request carried (?api_key=)
+            yield
+
+    app = FastAPI(title="proofgym serve-model", docs_url=None, redoc_url=None, openapi_url=None, lifespan=lifespan)
 
     @app.exception_handler(APIError)
     async def _api_error(request: Request, exc: APIError) -> SafeJSONResponse:
@@ -610,7 +619,7 @@ def serve_model(
         raise ServeError(str(exc)) from None
     logger.info("serve-model: %s (context %d tokens) on %s:%d", spec, loaded.context_length, host, port)
     try:
-        uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level=log_level, lifespan="off",
+        uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level=log_level, lifespan="on",
                                       access_log=False, **limits)).run()
     finally:
         backend.close()

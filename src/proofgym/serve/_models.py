@@ -129,7 +129,9 @@ class PolicyConfig(BaseModel):
 
     ``inference_url`` is passed on unchanged; its ``cid`` query parameter is the trace correlation
     id. ``trace_correlation_id`` sets that id explicitly and is not passed on. ``null`` (and, for
-    ``inference_url``, ``""``) in one of these fields means "not set".
+    ``inference_url``, ``""``) in one of these fields means "not set". A credential in the config (a password
+    or an ``api_key`` parameter in ``inference_url``, a secret-named key such as ``extra_body.authorization``)
+    is used as sent, and stored and echoed as ``***``.
 
     Two keys of the reference's policy configs are the app's, accepted for every policy and passed to
     none: ``provider`` (who serves the model, e.g. ``groq``) is recorded in the session's metadata and

@@ -17,9 +17,10 @@ sent them; a ``{"tool", "args"}`` action (scripted, oracle, a JSON call in a mod
 the tool the environment ran it as (``info.tool``, e.g. ``answer``; else ``text``) with arguments
 ``{"text": <the reply>}``. A step without an action (a reply the policy could not turn into one) has none.
 
-**Correlation.** The inference URL is echoed as the request sent it (``""`` when it sent none: the reference
-client reads a string) in the trajectory, the pipeline metadata and every step's ``info.meta``, beside the
-correlation id.
+**Correlation.** The inference URL is echoed as the request sent it, less its credentials (a password, an
+``api_key`` parameter: :func:`~proofgym.core.redact_url`; the ``cid`` stays), ``""`` when it sent none (the
+reference client reads a string), in the trajectory, the pipeline metadata and every step's ``info.meta``,
+beside the correlation id.
 
 **Traces** (``record.return_trace``): ``compact`` is a summary of the session: ids, status, sizes, rewards and
 token counts (:func:`compact_trace`); ``structured`` is that summary with ``format: "structured"`` and
@@ -35,7 +36,7 @@ import json
 from dataclasses import asdict
 from typing import Any, Callable, Literal, Mapping
 
-from proofgym.core import MAX_INT_DIGITS, bounded_json, has_digit_run, model_text
+from proofgym.core import MAX_INT_DIGITS, bounded_json, has_digit_run, model_text, redact_url
 from proofgym.serve._json import json_bytes
 from proofgym.serve._session_trace import session_trace_v3
 from proofgym.serve._models import (
@@ -119,11 +120,11 @@ def build_response(request: RolloutRequest, session: SessionTrace, *, env_name: 
     string the session holds is bounded (see the module docstring), so that encoding the response cannot fail;
     without, they are copied as they are.
 
-    The inference URL is echoed exactly as the request sent it (``""`` for none), in the trajectory, every step's
-    ``info.meta`` and the pipeline metadata, beside the correlation id.
+    The inference URL is echoed as the request sent it less its credentials (``""`` for none), in the trajectory,
+    every step's ``info.meta`` and the pipeline metadata, beside the correlation id.
     """
     data, text = (bounded_json, _text) if bound else (_same, _same)
-    url = request.policy.config.inference_url or ""
+    url = redact_url(request.policy.config.inference_url or "")
     echo = {"inference_url": url, "trace_correlation_id": correlation_id}
     built: dict[int, list[dict[str, Any]]] = {}  # each step's tool_calls, built once for the steps and the v3 trace
 

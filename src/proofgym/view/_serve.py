@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from typing import Callable, Iterable
 
-from proofgym.serve import API_KEY_ENV_VARS, ServeError, api_key_from_env, is_loopback, uvicorn_limits
+from proofgym.serve import API_KEY_ENV_VARS, ServeError, api_key_from_env, is_loopback, redacted_logs, uvicorn_limits
 from proofgym.traces import TraceStoreError
 
 DEFAULT_PORT = 8765
@@ -46,5 +46,6 @@ def serve_view(traces: str | os.PathLike[str], *, run_dirs: Iterable[str | os.Pa
     limits = uvicorn_limits(header_timeout_s=_HEADER_TIMEOUT_S, max_connections=_MAX_CONNECTIONS)
     if announce is not None:
         announce(view_url(host, port, key))
-    uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level=log_level, access_log=False,
-                                  **limits)).run()
+    with redacted_logs():  # ?key= and any other credential in a request never reach the log
+        uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level=log_level, access_log=False,
+                                      **limits)).run()
