@@ -13,7 +13,7 @@ from proofgym.core._config_error import (
 )
 from proofgym.core._json_limits import JSONLimitProblem, json_limit_problem
 from proofgym.core._limits import MAX_DEPTH, MAX_INT_DIGITS, digits_past_limit, has_digit_run, nests_deeper_than
-from proofgym.core._redact import is_secret_name, redact_secrets, redact_text, redact_url
+from proofgym.core._redact import REDACTED, is_secret_name, redact_secrets, redact_text, redact_url
 from proofgym.core._replies import EXCERPT_CHARS, error_detail, excerpt, retry_after_seconds, usage_counts
 from proofgym.core._registry import Registry, RegistryError, load_target
 from proofgym.core._text import bounded_json, model_text, text_bytes
@@ -22,7 +22,7 @@ from proofgym.core._verdict import ErrorKind, Outcome, RejectedFact, Verdict, in
 
 __all__ = [
     "EXCERPT_CHARS", "MAX_DEPTH", "MAX_INT_DIGITS", "Claim", "ConfigError", "ErrorKind", "JSONLimitProblem", "OptionsError", "Outcome",
-    "Registry", "RegistryError", "RejectedFact", "Verdict", "bounded_json", "config_problems",
+    "REDACTED", "Registry", "RegistryError", "RejectedFact", "Verdict", "bounded_json", "config_problems",
     "describe_validation_error", "digits_past_limit", "error_detail", "excerpt", "has_digit_run", "invalid", "is_secret_name",
     "json_limit_problem", "load_target", "model_text", "nests_deeper_than", "problem_line", "redact_secrets",
     "redact_text", "redact_url",

@@ -16,6 +16,7 @@ from functools import lru_cache
 from typing import Any, overload
 from urllib.parse import unquote_plus
 
+#: What a credential is written down as.
 REDACTED = "***"
 
 # Words that make a name a credential: api keys, tokens (as a word: hf_token, x-auth-token, accessToken,

@@ -7,7 +7,7 @@ from typing import Any, Iterable, Mapping
 
 from pydantic import ValidationError
 
-from proofgym.core import is_secret_name, redact_secrets, redact_text
+from proofgym.core import REDACTED, is_secret_name, redact_secrets, redact_text
 
 
 class RequestError(ValueError):
@@ -59,7 +59,7 @@ def shown_errors(errors: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
         entry = dict(error)
         if "input" in entry:
             secret = any(isinstance(part, str) and is_secret_name(part) for part in entry.get("loc", ()))
-            entry["input"] = "***" if secret and entry["input"] is not None else redact_secrets(entry["input"])
+            entry["input"] = REDACTED if secret and entry["input"] is not None else redact_secrets(entry["input"])
         if isinstance(entry.get("msg"), str):
             entry["msg"] = redact_text(entry["msg"])
         if isinstance(entry.get("ctx"), Mapping):
