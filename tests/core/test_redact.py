@@ -13,6 +13,8 @@ from proofgym.core import is_secret_name, redact_secrets, redact_text, redact_ur
     ("https://host/v1?cid=trace_1&api_key=sk-1&x=2", "https://host/v1?cid=trace_1&api_key=***&x=2"),
     ("https://host/v1?access_token=abc#id_token=def", "https://host/v1?access_token=***#id_token=***"),
     ("https://host/v1?key=AIza&sig=xyz&Signature=1", "https://host/v1?key=***&sig=***&Signature=***"),
+    ("https://b.s3/o?X-Amz-Credential=a&X-Amz-Signature=b&X-Amz-Security-Token=c&jwt=d&apikey=e&code=f",
+     "https://b.s3/o?X-Amz-Credential=***&X-Amz-Signature=***&X-Amz-Security-Token=***&jwt=***&apikey=***&code=***"),
     ("http://[::1/v1?token=t", "http://[::1/v1?token=***"),  # does not parse as a URL: redacted all the same
 ])
 def test_credentials_are_replaced(url, redacted):

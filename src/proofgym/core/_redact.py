@@ -28,8 +28,10 @@ _SECRET_NAME = re.compile(
     r"|(?:private|access|signing|session|encryption)[_-]?key",
     re.IGNORECASE,
 )
-# Query parameters that carry a credential under a short name (Google's key=, Azure's sig=, S3's signature).
+# Query parameters that carry a credential under a short name (Google's key=, Azure's sig=, an OAuth code=), or
+# end in one (S3's X-Amz-Signature=, Google's X-Goog-Signature=, a jwt=).
 _SECRET_PARAMS = frozenset({"key", "sig", "signature", "code"})
+_SECRET_PARAM_END = re.compile(r"(?:^|[-_.])(?:sig|signature|jwt)$", re.IGNORECASE)
 # ``scheme://userinfo@``: the userinfo of a URL written inside any text (up to the authority's last @; only
 # ASCII whitespace ends it, so a no-break space cannot hide a password).
 _USERINFO = re.compile(r"(?P<scheme>(?<![A-Za-z0-9+.-])[A-Za-z][A-Za-z0-9+.-]*://)(?P<userinfo>[^\s/?#]*)@", re.ASCII)
@@ -57,7 +59,7 @@ def is_secret_name(name: str) -> bool:
 def _is_secret_param(name: str) -> bool:
     """Whether a query parameter's name (as written, percent-encoded or not) names a credential."""
     name = unquote_plus(name)
-    return is_secret_name(name) or name.lower() in _SECRET_PARAMS
+    return is_secret_name(name) or name.lower() in _SECRET_PARAMS or bool(_SECRET_PARAM_END.search(name))
 
 
 @overload
