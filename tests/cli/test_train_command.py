@@ -51,7 +51,19 @@ def test_an_unknown_dataset_domain_is_refused_before_any_training(tmp_path):
     (tmp_path / "bad.yaml").write_text(yaml.safe_dump(data))
     result = runner.invoke(app, ["train", "--config", str(tmp_path / "bad.yaml"), "--output-dir",
                                  str(tmp_path / "out")])
-    assert result.exit_code == 2 and "train.dataset.domain: unknown domain 'astrology'" in result.output
+    assert result.exit_code == 2
+    assert f"error: {tmp_path / 'bad.yaml'}: train.dataset.domain: unknown domain 'astrology'" in result.stderr
+
+
+def test_an_rl_config_problem_found_when_the_run_starts_names_the_file_and_the_key(tmp_path):
+    text = (ROOT / "configs" / "rl_fact_finding_tiny.toml").read_text()
+    assert 'task_url = "local:fact_finding"' in text
+    config = tmp_path / "rl.toml"
+    config.write_text(text.replace('task_url = "local:fact_finding"', 'task_url = "local:verilog"'))
+    result = runner.invoke(app, ["train", "--config", str(config), "--dry-run", "--output-dir", str(tmp_path / "out")])
+    assert result.exit_code == 2, result.output
+    assert result.stderr.splitlines() == [f"error: {config}: services.task_url local:verilog and rollout.env_name "
+                                          "'fact_finding' name different environments"]
 
 
 def test_serve_reward_refuses_a_public_address_without_a_key(monkeypatch):

@@ -70,24 +70,30 @@ def test_max_turns_is_honoured_in_process(tmp_path):
     assert seed["num_steps"] == 2 and seed["outcome_score"] == 0.0
 
 
-@pytest.mark.parametrize("keys, message", [
-    ({"env_name": "chess"}, "eval.env_name: unknown environment 'chess'"),
-    ({"seeds": "0-3", "concurrency": "many"}, "eval.concurrency"),
-    ({"policy_name": "gpt"}, "eval.policy_config: unknown policy 'gpt'"),
+@pytest.mark.parametrize("keys, env_config, message", [
+    ({"env_name": "chess"}, None, "eval.env_name: unknown environment 'chess'"),
+    ({"seeds": "0-3", "concurrency": "many"}, None, "eval.concurrency"),
+    ({"policy_name": "gpt"}, None, "eval.policy_name: unknown policy 'gpt'"),
+    ({}, {"max_turn": 3}, "eval.env_config: environment 'loan': invalid config: max_turn: unknown key"),
+    ({"traces": "/proc/no/such/dir/t.db"}, None, "eval.traces: cannot open the trace store '/proc/no/such/dir/t.db'"),
+    ({"judge": {"model": "m", "judge_url": "http://127.0.0.1:9/v1", "api_key_env": "PROOFGYM_TEST_NO_SUCH_KEY"}},
+     None, "eval.judge.api_key_env: the environment variable 'PROOFGYM_TEST_NO_SUCH_KEY' is not set"),
 ])
-def test_config_errors_exit_2_naming_the_key(tmp_path, keys, message):
+def test_config_errors_exit_2_naming_the_file_and_the_key(tmp_path, keys, env_config, message):
     config = write_eval_toml(tmp_path / "e.toml", {"env_name": "loan", "policy_name": "oracle", "seeds": [0],
-                                                   "traces": str(tmp_path / "t.db"), **keys})
+                                                   "traces": str(tmp_path / "t.db"), **keys}, env_config=env_config)
     result = run(config)
-    assert result.exit_code == 2
-    assert message in " ".join(result.output.split())
+    assert result.exit_code == 2, result.output
+    [line] = result.stderr.splitlines()
+    assert line.startswith(f"error: {config}: {message}"), line
+    assert not (tmp_path / "t.db").exists()
 
 
 def test_an_invalid_env_config_exits_2(tmp_path):
     config = write_eval_toml(tmp_path / "e.toml", {"env_name": "verilog", "policy_name": "oracle", "seeds": [0],
                                                    "traces": str(tmp_path / "t.db")}, env_config={"max_turn": 3})
     result = run(config)
-    assert result.exit_code == 2 and "eval.env_config" in result.output
+    assert result.exit_code == 2 and f"{config}: eval.env_config" in result.output
     assert not (tmp_path / "t.db").exists()
 
 

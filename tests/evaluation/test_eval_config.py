@@ -55,8 +55,16 @@ def test_a_policy_name_that_is_no_proofgym_policy_yields_to_the_provider():
                                   "the policy of policy_config.provider"]
     by_url = section(policy_name="crafter-react", policy_config={"inference_url": "http://127.0.0.1:1/v1"})
     assert by_url.resolved_policy_name == "openai" and "policy_config.inference_url" in by_url.warnings()[0]
-    # Without a model server to fall back on, the name stands (and the run says it is unknown).
-    assert section(policy_name="verilog-designer", policy_config={}).resolved_policy_name == "verilog-designer"
+    # Without a model server to fall back on, the name stands; a task app knows its own policies.
+    remote = section(policy_name="verilog-designer", task_app_url="http://127.0.0.1:1", policy_config={})
+    assert remote.resolved_policy_name == "verilog-designer"
+
+
+def test_a_policy_name_that_names_no_policy_is_refused_with_its_file_when_the_eval_runs_here(tmp_path):
+    path = write_eval_toml(tmp_path / "e.toml", {"env_name": "loan", "policy_name": "verilog-designer", "seeds": [0]})
+    with pytest.raises(ConfigError) as info:
+        load_eval_config(path)
+    assert str(info.value).startswith(f"{path}: eval.policy_name: unknown policy 'verilog-designer'; expected one of ")
 
 
 def test_the_reference_keys_are_accepted(tmp_path):

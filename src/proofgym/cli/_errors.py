@@ -26,3 +26,12 @@ def fail(message: Any, code: int = 2) -> NoReturn:
     """:func:`print_error`, then exit with ``code`` (2: a usage or config error)."""
     print_error(message)
     raise typer.Exit(code)
+
+
+def fail_running(config: Any, message: Any, code: int = 2) -> NoReturn:
+    """:func:`fail` for a problem found while running the config file ``config``: the libraries name the key
+    (``eval.env_name: ...``), not the file, which only the command knows; each line gets ``config: `` in front
+    unless it starts with it already."""
+    source = f"{config}:"
+    lines = str(message).splitlines() or [""]
+    fail("\n".join(line if line.startswith(source) else f"{source} {line}" for line in lines), code)

@@ -11,7 +11,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from proofgym.cli._errors import fail, print_error
+from proofgym.cli._errors import fail, fail_running, print_error
 from proofgym.config import ConfigError
 from proofgym.core import redact_url
 
@@ -44,9 +44,12 @@ def eval_command(
     try:
         loaded = load_eval_config(config)
         section, compute = loaded.eval, _with_ray(loaded.compute, ray)
+    except ConfigError as exc:
+        fail(exc)
+    try:
         judges = build_judges(section.judge_entries())
     except (ConfigError, EvalError) as exc:
-        fail(exc)
+        fail_running(config, exc)
     problems = [f"{judge.problem}; judge {judge.name!r} is not run" for judge in judges if judge.problem]
     for line in [*section.warnings(), *problems]:
         _stderr.print(f"[yellow]warning:[/yellow] {_escape(f'{config}: {line}')}", highlight=False, soft_wrap=True)
@@ -66,7 +69,7 @@ def eval_command(
             report = run_eval(section, on_result=show, judges=judges, compute=compute)
         except EvalError as exc:
             progress.stop()
-            fail(exc)
+            fail_running(config, exc)
     _print_summary(report)
     if json_out is not None:
         json_out.parent.mkdir(parents=True, exist_ok=True)

@@ -50,13 +50,15 @@ def judge_command(
 ) -> None:
     """Re-score stored trajectories with a rubric set: per session its env return, event and outcome totals, the
     blended reward and what abstained, then the means; the re-scored sessions are stored as a new run."""
-    from proofgym.config import ConfigError
+    from proofgym.config import RL_CONFIG, RUBRIC_SET, ConfigError, require_file_kind
     from proofgym.judges import RUBRIC_SETS, RubricScorer, load_rubric_set
 
     registered = not rubric.exists() and str(rubric) in RUBRIC_SETS
     if not registered and not rubric.is_file():
         fail(f"--rubric: no rubric file at {str(rubric)!r} (nor a registered rubric set: {RUBRIC_SETS.names()})")
     try:
+        if not registered:
+            require_file_kind(rubric, RUBRIC_SET, RL_CONFIG)  # an RL config's [rubric] is a rubric set
         rubrics = RUBRIC_SETS.get(str(rubric)) if registered else load_rubric_set(rubric)
     except (ConfigError, OSError) as exc:
         fail(exc)

@@ -9,7 +9,7 @@ from typing import Any
 
 from rich.console import Console
 
-from proofgym.cli._errors import fail
+from proofgym.cli._errors import fail, fail_running
 from proofgym.config import ConfigError
 
 console = Console()
@@ -38,7 +38,7 @@ def rl_train(config: Path, *, dry_run: bool, steps: int | None, output_dir: Path
     try:
         result = trainer.run(dry_run=dry_run, iterations=steps)
     except (RLError, ConfigError, ConnectionError, ImportError) as exc:  # joining Ray: no cluster, or no Ray
-        fail(exc)
+        fail_running(config, exc)
     if dry_run:
         console.print(f"dry run: {json.dumps(result.dry_run, default=str)}", soft_wrap=True)
         console.print(f"dry run report: {result.output_dir / 'dry_run.json'}")

@@ -34,9 +34,14 @@ def _rulebook_path(rulebook: Optional[str], domain: Optional[str]) -> Path:
 
 
 def _load(rulebook: Optional[str], domain: Optional[str]) -> Any:
+    from proofgym.config import RULEBOOK, ConfigError, require_file_kind
     from proofgym.rules import RulebookError, load_rulebook
 
     path = _rulebook_path(rulebook, domain)
+    try:
+        require_file_kind(path, RULEBOOK)
+    except ConfigError as exc:  # a run, eval or RL config given for a rulebook
+        fail(exc)
     try:
         return load_rulebook(path)
     except RulebookError as exc:  # one line per problem, each naming the file, the fact or rule, and the key

@@ -12,9 +12,9 @@ from rich.console import Console, Group
 from rich.live import Live
 from rich.table import Table
 
-from proofgym.cli._errors import fail
+from proofgym.cli._errors import fail, fail_running
 from proofgym.cli._slow_clients import body_timeout_option, header_timeout_option, max_connections_option
-from proofgym.config import ConfigError, load_run_config
+from proofgym.config import RL_CONFIG, RUN_CONFIG, ConfigError, load_run_config, require_file_kind
 
 console = Console()
 
@@ -55,6 +55,10 @@ def train_command(
     """
     from proofgym.rl import is_rl_config
 
+    try:
+        require_file_kind(config, RUN_CONFIG, RL_CONFIG)
+    except ConfigError as exc:
+        fail(exc)
     if is_rl_config(config):
         from proofgym.cli._rl_train import rl_train
 
@@ -94,7 +98,7 @@ def train_command(
                 result = run_training(run, steps=steps, output_dir=output_dir, on_step=on_step, on_status=on_status)
                 live.update(_render(rows, total, "done"))
         except ConfigError as exc:
-            fail(exc)
+            fail_running(config, exc)
     _print_heldout(result)
     if result.heldout_during:
         console.print("held-out during training (step: all, worst branch): " + ", ".join(

@@ -1,8 +1,21 @@
-"""Run configs: load and validate YAML / TOML / JSON files that describe a reward path."""
+"""Run configs: load and validate YAML / TOML / JSON files that describe a reward path; the kinds of file the
+commands read (:func:`config_kind`)."""
 
 from proofgym.core import ConfigError, config_problems, problem_line
 from proofgym.parsers import LimitsConfig  # the parser section's limits: defined with the parser kinds
 from proofgym.config._files import find_secret_key, parse_config_text, read_config_file
+from proofgym.config._kinds import (
+    CONFIG_KINDS,
+    EVAL_CONFIG,
+    RL_CONFIG,
+    RUBRIC_SET,
+    RULEBOOK,
+    RUN_CONFIG,
+    ConfigKind,
+    config_kind,
+    require_config_kind,
+    require_file_kind,
+)
 from proofgym.config._run import (
     ErrorBudgetConfig,
     ParserConfig,
@@ -42,4 +55,14 @@ __all__ = [
     "find_secret_key",
     "parse_config_text",
     "read_config_file",
+    "CONFIG_KINDS",
+    "EVAL_CONFIG",
+    "RL_CONFIG",
+    "RUBRIC_SET",
+    "RULEBOOK",
+    "RUN_CONFIG",
+    "ConfigKind",
+    "config_kind",
+    "require_config_kind",
+    "require_file_kind",
 ]

@@ -9,6 +9,7 @@ from pydantic import BaseModel, ConfigDict, PrivateAttr, ValidationError, field_
 
 from proofgym.core import ConfigError, config_problems, problem_line
 from proofgym.config._files import read_config_file
+from proofgym.config._kinds import RUN_CONFIG, require_config_kind
 from proofgym.config._train import TrainConfig
 from proofgym.parsers import build_parser, validate_parser_options
 from proofgym.rewards import DefaultRewardShaper, ErrorBudget, RewardFunction, ShaperConfig
@@ -124,7 +125,9 @@ class RunConfig(_Strict):
 
 def parse_run_config(data: dict[str, Any], *, source: str | Path = "<config>") -> RunConfig:
     """Validate already-parsed config data strictly (``true`` is not a number, ``"3"`` not an integer, in
-    every section); :class:`ConfigError` has one line per problem, naming the source and the key path."""
+    every section); :class:`ConfigError` has one line per problem, naming the source and the key path, or one line
+    naming the command that reads ``data`` when it is another kind of file (an eval or RL config)."""
+    require_config_kind(data, source, RUN_CONFIG)
     try:
         config = RunConfig.model_validate(data, strict=True)
     except ValidationError as exc:

@@ -11,7 +11,14 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator, model_validator
 
-from proofgym.config import ConfigError, config_problems, problem_line, read_config_file
+from proofgym.config import (
+    EVAL_CONFIG,
+    ConfigError,
+    config_problems,
+    problem_line,
+    read_config_file,
+    require_config_kind,
+)
 from proofgym.evaluation._judges import EvalJudgeConfig, check_judges, expected_judge_keys, judge_entries
 
 _MAX_SEEDS = 1_000_000
@@ -270,15 +277,32 @@ def parse_seeds(value: Any) -> list[int]:
 def parse_eval_config(data: dict[str, Any], *, source: str | Path = "<config>") -> EvalConfig:
     """Validate eval config data strictly (``concurrency = true`` is not a number); ``ConfigError`` has one
     line per problem, naming the source and the key path. Each judge's rubric is read here, so that a bad
-    rubric stops the eval before any rollout."""
+    rubric stops the eval before any rollout. Data of another kind of file (a run or RL config) is one line naming
+    the command that reads it."""
+    require_config_kind(data, source, EVAL_CONFIG)
     try:
         config = EvalConfig.model_validate(data, strict=True)
     except ValidationError as exc:
         problems = [_with_expected_keys(problem) for problem in config_problems(exc.errors())]
         raise ConfigError("\n".join(problem_line(source, problem) for problem in problems),
                           problems=problems) from None
+    _check_local_policy(config.eval, source)
     check_judges(config.eval.judge_entries(), source)
     return config
+
+
+def _check_local_policy(section: EvalSection, source: str | Path) -> None:
+    """A ``policy_name`` that names no policy, when the policy is built here (no task app, which knows its own
+    policies): refused with the file and the key, before any rollout."""
+    if section.task_app_url is not None or section.policy_name is None or section._policy_name_is_foreign():
+        return
+    from proofgym.policies import policy_names  # a registry lookup, loading no policy
+
+    known = policy_names()
+    if section.policy_name not in known:
+        problem = {"loc": ("eval", "policy_name"), "msg": f"unknown policy {section.policy_name!r}; expected one of "
+                   f"{', '.join(known)}", "input": section.policy_name, "type": "value_error"}
+        raise ConfigError(problem_line(source, problem), problems=[problem])
 
 
 def _with_expected_keys(problem: dict[str, Any]) -> dict[str, Any]:

@@ -14,7 +14,15 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from proofgym.config import ConfigError, config_problems, problem_line, read_config_file
+from proofgym.config import (
+    RL_CONFIG,
+    ConfigError,
+    config_kind,
+    config_problems,
+    problem_line,
+    read_config_file,
+    require_config_kind,
+)
 from proofgym.evaluation import ComputeSection as EvalComputeSection
 
 #: Sections that describe the machine the reference's hosted trainer runs on.
@@ -407,7 +415,9 @@ class RLConfig(_Strict):
 
 
 def parse_rl_config(data: dict[str, Any], *, source: str | Path = "<config>") -> RLConfig:
-    """Validate RL config data; ``ConfigError`` has one line per problem, naming the source and the key."""
+    """Validate RL config data; ``ConfigError`` has one line per problem, naming the source and the key, or one line
+    naming the command that reads ``data`` when it is another kind of file (an eval or run config)."""
+    require_config_kind(data, source, RL_CONFIG)
     try:
         return RLConfig.model_validate(data)
     except ValidationError as exc:
@@ -422,13 +432,16 @@ def load_rl_config(path: str | Path) -> RLConfig:
 
 
 def is_rl_config(path: str | Path) -> bool:
-    """Whether ``path`` is an RL config: a ``.toml`` file with an ``[algorithm]`` or ``[rollout]`` section (the
-    YAML run config with a ``train:`` section goes to the TRL trainer)."""
+    """Whether ``path`` is an RL config (:data:`~proofgym.config.RL_CONFIG`, recognised by
+    :func:`~proofgym.config.config_kind`), or a ``.toml`` file of no clear kind without a ``train`` section: the
+    RL reader reports what it lacks (a YAML run config with a ``train:`` section goes to the TRL trainer)."""
     path = Path(path)
-    if path.suffix.lower() != ".toml" or not path.is_file():
+    if not path.is_file():
         return False
+    toml = path.suffix.lower() == ".toml"
     try:
         data = read_config_file(path)
     except ConfigError:
-        return True  # let the RL reader report the problem
-    return "algorithm" in data or "rollout" in data or "train" not in data
+        return toml  # let the RL reader report the problem
+    kind = config_kind(data)
+    return kind is RL_CONFIG if kind is not None else toml and "train" not in data
