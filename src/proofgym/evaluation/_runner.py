@@ -219,7 +219,8 @@ def _open_store(section: EvalSection) -> TraceStore:
     try:
         return TraceStore(source)
     except Exception as exc:  # noqa: BLE001 - any failure to open the store stops the start, with its reason
-        raise EvalError(f"eval.traces: cannot open the trace store {source!r}: {exc}") from None
+        raise EvalError(f"eval.traces: cannot open the trace store {redact_url(str(source))!r}: "
+                        f"{exc}") from None
 
 
 def _check_environment(section: EvalSection) -> str:

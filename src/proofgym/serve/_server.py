@@ -10,6 +10,7 @@ from typing import Any, Collection, Mapping
 import uvicorn
 from fastapi import FastAPI
 
+from proofgym.core import redact_url
 from proofgym.serve._app import DEFAULT_POLICIES, create_app
 from proofgym.serve._auth import API_KEY_ENV_VARS, api_key_from_env, is_loopback
 from proofgym.serve._timeouts import (
@@ -94,7 +95,7 @@ def serve(
     try:
         TraceStore(source).close()  # the app opens it again on start-up; fail here, with the reason, first
     except Exception as exc:  # noqa: BLE001 - any failure to open the store stops the start
-        raise ServeError(f"cannot open the trace store {str(source)!r}: {exc}") from None
+        raise ServeError(f"cannot open the trace store {redact_url(str(source))!r}: {exc}") from None
     try:
         limits = uvicorn_limits(header_timeout_s=header_timeout_s, max_connections=max_connections)
     except ValueError as exc:

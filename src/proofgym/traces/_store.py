@@ -475,7 +475,7 @@ def _engine(url: URL, sqlite: bool, memory: bool) -> Engine:
     try:
         engine = create_engine(url, **options)
     except (ImportError, NoSuchModuleError) as exc:
-        raise TraceStoreError(f"trace store {url.render_as_string()}: the database driver is not installed "
+        raise TraceStoreError(f"trace store {redact_url(url.render_as_string())}: the database driver is not installed "
                               f"({exc}); for Postgres: pip install 'psycopg[binary]'") from None
     if sqlite:
         event.listen(engine, "connect", _sqlite_connect)

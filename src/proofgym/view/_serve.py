@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from typing import Callable, Iterable
 
+from proofgym.core import redact_url
 from proofgym.serve import API_KEY_ENV_VARS, ServeError, api_key_from_env, is_loopback, redacted_logs, uvicorn_limits
 from proofgym.traces import TraceStoreError
 
@@ -42,7 +43,7 @@ def serve_view(traces: str | os.PathLike[str], *, run_dirs: Iterable[str | os.Pa
     try:
         app = create_view_app(traces, run_dirs=run_dirs, api_key=key)
     except TraceStoreError as exc:
-        raise ServeError(f"cannot open the trace store {str(traces)!r}: {exc}") from None
+        raise ServeError(f"cannot open the trace store {redact_url(str(traces))!r}: {exc}") from None
     limits = uvicorn_limits(header_timeout_s=_HEADER_TIMEOUT_S, max_connections=_MAX_CONNECTIONS)
     if announce is not None:
         announce(view_url(host, port, key))
