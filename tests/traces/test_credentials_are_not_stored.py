@@ -8,7 +8,13 @@ import json
 
 import pytest
 
-from proofgym.traces import LMCallEvent, SessionTrace, StepTrace, TraceStore, TraceStoreError
+from proofgym.traces import (
+    LMCallEvent,
+    SessionTrace,
+    StepTrace,
+    TraceStore,
+    TraceStoreError,
+)
 
 SECRET = "S3cr3t-value"
 URL = f"http://user:{SECRET}@gpu:8000/v1?cid=trace_x&api_key={SECRET}"

@@ -146,7 +146,7 @@ def _redacted(value: Any) -> Any:
             items = [value[0], _under(value[0], value[1])]
         else:
             items = [_redacted(item) for item in value]
-        if all(new is old for new, old in zip(items, value)):
+        if all(new is old for new, old in zip(items, value, strict=True)):
             return value
         return items if isinstance(value, list) else tuple(items)
     return value
