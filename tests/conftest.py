@@ -1,0 +1,37 @@
+"""Suite-wide settings: how torch's threads wait, and how tests are spread over pytest-xdist workers."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+# A spinning OpenMP thread holds its core: under load (another job, or the other xdist worker) every parallel
+# region then waits for a descheduled partner. Set before any test imports torch (OpenMP reads it only then).
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
+# Fixtures that start one shared service per process: the tests using them run on one worker, so that a run
+# with `-n 2` starts one two-node Ray cluster and one Postgres cluster, not one per worker.
+_SHARED_SERVICES = {"ray_cluster": "ray", "postgres_server": "postgres", "postgres_url": "postgres"}
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Under ``--dist loadgroup``, keep the tests that share a module fixture on one worker (it is built once),
+    and every test of a shared service on one worker; without xdist the marks do nothing."""
+    for item in items:
+        fixtures = set(getattr(item, "fixturenames", ()))
+        group = next((name for fixture, name in _SHARED_SERVICES.items() if fixture in fixtures), None)
+        item.add_marker(pytest.mark.xdist_group(group or _module_group(item)))
+
+
+def _module_group(item: pytest.Item) -> str:
+    """The test's file, and the value of each parameter of a module- or session-scoped fixture it uses: a file
+    whose module fixture is parametrized (a task app per environment) spreads over the workers by parameter."""
+    group = item.nodeid.split("::", 1)[0]
+    callspec = getattr(item, "callspec", None)
+    definitions = getattr(getattr(item, "_fixtureinfo", None), "name2fixturedefs", {})
+    for name, value in sorted(callspec.params.items()) if callspec is not None else ():
+        scope = definitions[name][-1].scope if definitions.get(name) else "function"
+        if scope != "function" and isinstance(value, (str, int)):
+            group += f"[{name}={value}]"
+    return group
