@@ -203,12 +203,9 @@ def _write(store: Any, scorer: Any, rubric: Path, run_id: str, sessions: Sequenc
     copies = [dataclasses.replace(score.apply(trace), session_id=f"{trace.session_id}-{new_run}", run_id=new_run,
                                   metadata={**trace.metadata, "rescored_from": trace.session_id})
               for trace, score in zip(sessions, scores)]
-    try:
+    with store.ending_run(new_run):  # ended as error or cancelled (Ctrl-C) should the write fail
         store.write_sessions(copies)
-    except Exception:
-        store.finish_run(new_run, status="error")
-        raise
-    store.finish_run(new_run, status="ok", summary={"sessions": len(copies), **_means(scores)})
+        store.finish_run(new_run, status="ok", summary={"sessions": len(copies), **_means(scores)})
     return new_run
 
 

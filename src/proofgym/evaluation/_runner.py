@@ -119,40 +119,43 @@ async def _run_seeds(section: EvalSection, store: TraceStore, run_id: str, env_n
                         traces=store.url, app_id=section.app_id)
     # The store takes any credential out of the config (a task_app_url's password, an inference_url's api_key).
     store.start_run(run_id, kind="eval", env_name=env_name, config=section.model_dump(mode="json"))
-    slots = asyncio.Semaphore(section.concurrency)
-    by_seed: dict[int, SeedResult] = {}
-    sessions: dict[int, SessionTrace] = {}  # kept for the judges
-    started = time.monotonic()
-    with TraceWriter(store) as writer:
+    with store.ending_run(run_id):  # an exception or Ctrl-C anywhere below still ends the run
+        slots = asyncio.Semaphore(section.concurrency)
+        by_seed: dict[int, SeedResult] = {}
+        sessions: dict[int, SessionTrace] = {}  # kept for the judges
+        started = time.monotonic()
+        with TraceWriter(store) as writer:
 
-        async def one(seed: int) -> None:
-            async with slots:
-                result, session = await rollout(seed)
-            if session is not None:
-                if write_sessions:  # else the rollout stored it (each Ray node writes to a shared Postgres)
-                    writer.submit(session)
-                if judges and result.ok:
-                    sessions[seed] = session
-            by_seed[seed] = result
-            if on_result is not None:
-                on_result(result)
+            async def one(seed: int) -> None:
+                async with slots:
+                    result, session = await rollout(seed)
+                if session is not None:
+                    if write_sessions:  # else the rollout stored it (each Ray node writes to a shared Postgres)
+                        writer.submit(session)
+                    if judges and result.ok:
+                        sessions[seed] = session
+                by_seed[seed] = result
+                if on_result is not None:
+                    on_result(result)
 
-        try:
-            await asyncio.gather(*(one(seed) for seed in section.seeds))
-        finally:
-            report.wall_time_s = time.monotonic() - started
             try:
-                writer.flush()
-            except TraceWriteError as exc:
-                unstored = {sid for sid, error in exc.failures if not _stored_by_the_app(store, sid, error, run_id)}
-                for seed, result in by_seed.items():
-                    if result.session_id in unstored:
-                        by_seed[seed] = replace(result, status="failed", error=f"the trace was not stored: {exc}")
-    report.results = [by_seed[seed] for seed in section.seeds if seed in by_seed]
-    if judges:
-        report.results, report.judges = await _judge(section, judges, report.results, sessions)
-    ok = report.failed == 0 and not report.nothing_judged
-    store.finish_run(run_id, status="ok" if ok else "error", summary=report.summary())
+                await asyncio.gather(*(one(seed) for seed in section.seeds))
+            finally:
+                report.wall_time_s = time.monotonic() - started
+                try:
+                    writer.flush()
+                except TraceWriteError as exc:
+                    unstored = {sid for sid, error in exc.failures
+                                if not _stored_by_the_app(store, sid, error, run_id)}
+                    for seed, result in by_seed.items():
+                        if result.session_id in unstored:
+                            by_seed[seed] = replace(result, status="failed",
+                                                    error=f"the trace was not stored: {exc}")
+        report.results = [by_seed[seed] for seed in section.seeds if seed in by_seed]
+        if judges:
+            report.results, report.judges = await _judge(section, judges, report.results, sessions)
+        ok = report.failed == 0 and not report.nothing_judged
+        store.finish_run(run_id, status="ok" if ok else "error", summary=report.summary())
     return report
 
 

@@ -127,6 +127,30 @@ class TraceStore:
             if result.rowcount == 0:
                 raise UnknownRunError([run_id])
 
+    @contextlib.contextmanager
+    def ending_run(self, run_id: str) -> Iterator[str]:
+        """Ends the run ``run_id`` (started already) however the block ends, so that no run is left ``running``:
+        an exception marks it ``cancelled`` (Ctrl-C, a cancelled task, ``SystemExit``) or ``error``, with the
+        exception in its summary, and goes on; a block that ends normally and did not call :meth:`finish_run`
+        marks it ``ok``. Ending the run cannot hide the exception that ended it."""
+        import asyncio
+
+        try:
+            yield run_id
+        except BaseException as exc:
+            cancelled = isinstance(exc, (KeyboardInterrupt, SystemExit, asyncio.CancelledError))
+            with contextlib.suppress(Exception):
+                if self._status(run_id) == "running":
+                    self.finish_run(run_id, status="cancelled" if cancelled else "error",
+                                    summary={"error": f"{type(exc).__name__}: {exc}"[:2000]})
+            raise
+        if self._status(run_id) == "running":
+            self.finish_run(run_id, status="ok")
+
+    def _status(self, run_id: str) -> str | None:
+        with self._read() as conn:
+            return conn.execute(select(schema.runs.c.status).where(schema.runs.c.run_id == run_id)).scalar()
+
     def list_runs(self, *, counts: bool = True) -> list[RunSummary]:
         """Every run, oldest first, with its number of sessions and their mean reward (``counts=False``: 0 and
         None, without reading the sessions)."""

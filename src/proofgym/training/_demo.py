@@ -245,79 +245,77 @@ def _run(out: Path, seed: int, settings: DemoSettings, cache_dir: str | Path | N
     traces = _BackgroundWrites(store)
     evaluations: list[tuple[int, HeldoutReport]] = []
     stopped_early = False
-    try:
-        with _phase(timings, "eval_s"):
-            untrained = evaluate()
-        console.print(f"untrained model: held-out accuracy {untrained.accuracy:.1%}, "
-                      f"answers in format {untrained.format_ok_share:.1%}")
-        console.print(f"format warm-up: {settings.sft.steps} supervised steps, random decisions")
-        with _phase(timings, "warmup_s"):
-            pool = list(train)
-            sft_warmup(model, tokenizer, _random_decision_example(pool), config=settings.sft, seed=seed)
-        with _phase(timings, "eval_s"):
-            warmed_up = evaluate()
-        console.print(f"after warm-up: held-out accuracy {warmed_up.accuracy:.1%} (decisions not learned yet), "
-                      f"answers in format "
-                      f"{warmed_up.format_ok_share:.1%}, certified {warmed_up.certified_share:.1%}")
+    # The run is recorded as ended whatever stops it (an error or Ctrl-C while training, saving or plotting).
+    with store, store.ending_run(run_id):
+        try:
+            with _phase(timings, "eval_s"):
+                untrained = evaluate()
+            console.print(f"untrained model: held-out accuracy {untrained.accuracy:.1%}, "
+                          f"answers in format {untrained.format_ok_share:.1%}")
+            console.print(f"format warm-up: {settings.sft.steps} supervised steps, random decisions")
+            with _phase(timings, "warmup_s"):
+                pool = list(train)
+                sft_warmup(model, tokenizer, _random_decision_example(pool), config=settings.sft, seed=seed)
+            with _phase(timings, "eval_s"):
+                warmed_up = evaluate()
+            console.print(f"after warm-up: held-out accuracy {warmed_up.accuracy:.1%} (decisions not learned yet), "
+                          f"answers in format "
+                          f"{warmed_up.format_ok_share:.1%}, certified {warmed_up.certified_share:.1%}")
 
-        curriculum = BranchCurriculum(train, seed=seed, key="cell", mix=settings.curriculum_mix,
-                                      replay=settings.replay, replay_weighting=settings.replay_weighting)
-        loop = CompactGRPO(model, tokenizer, reward_fn, train, config=settings.grpo_schedule(), seed=seed,
-                           curriculum=curriculum)
-        if settings.average_decay is not None:
-            average = WeightAverage(model, settings.average_decay)
-        log = MetricsLog()
-        log.log(0, **_heldout_columns(warmed_up))  # step 0: after the warm-up, before any GRPO step
-        step_times: list[float] = []
-        with _phase(timings, "grpo_s"), _LiveTable(console, settings.steps) as table:
-            for _ in range(settings.steps):
-                result = loop.step()
-                if average is not None:
-                    average.update(model)
-                step_times.append(result.metrics["step_s"])
-                columns: dict[str, float | None] = {"heldout_accuracy": None, "heldout_worst_branch": None}
-                if result.step % settings.eval_every == 0 or result.step == settings.steps:
-                    with _phase(timings, "eval_s"):
-                        report = evaluate()
-                    evaluations.append((result.step, report))
-                    columns = _heldout_columns(report)
-                row = log.log(result.step, **_loggable(result.metrics), **columns)
-                with _phase(timings, "traces_s"):  # waits only for the previous step's write
-                    traces.write(lambda result=result: _sessions(result, run_id, seed))
-                table.add(row)
-                if settings.stop_at_goal and result.step < settings.steps and may_stop(evaluations):
-                    stopped_early = True
-                    break
-        with _phase(timings, "traces_s"):
-            traces.close()
-        trained = evaluations[-1][1] if evaluations else warmed_up
-        passed = goal_met(trained)
-    except BaseException as exc:  # the run is recorded as ended, whatever stopped it
-        traces.close(check=False)
-        status = "cancelled" if isinstance(exc, KeyboardInterrupt) else "error"
-        store.finish_run(run_id, status=status, summary={"error": f"{type(exc).__name__}: {exc}"})
-        store.close()
-        raise
-    finally:
-        reward_fn.close()
+            curriculum = BranchCurriculum(train, seed=seed, key="cell", mix=settings.curriculum_mix,
+                                          replay=settings.replay, replay_weighting=settings.replay_weighting)
+            loop = CompactGRPO(model, tokenizer, reward_fn, train, config=settings.grpo_schedule(), seed=seed,
+                               curriculum=curriculum)
+            if settings.average_decay is not None:
+                average = WeightAverage(model, settings.average_decay)
+            log = MetricsLog()
+            log.log(0, **_heldout_columns(warmed_up))  # step 0: after the warm-up, before any GRPO step
+            step_times: list[float] = []
+            with _phase(timings, "grpo_s"), _LiveTable(console, settings.steps) as table:
+                for _ in range(settings.steps):
+                    result = loop.step()
+                    if average is not None:
+                        average.update(model)
+                    step_times.append(result.metrics["step_s"])
+                    columns: dict[str, float | None] = {"heldout_accuracy": None, "heldout_worst_branch": None}
+                    if result.step % settings.eval_every == 0 or result.step == settings.steps:
+                        with _phase(timings, "eval_s"):
+                            report = evaluate()
+                        evaluations.append((result.step, report))
+                        columns = _heldout_columns(report)
+                    row = log.log(result.step, **_loggable(result.metrics), **columns)
+                    with _phase(timings, "traces_s"):  # waits only for the previous step's write
+                        traces.write(lambda result=result: _sessions(result, run_id, seed))
+                    table.add(row)
+                    if settings.stop_at_goal and result.step < settings.steps and may_stop(evaluations):
+                        stopped_early = True
+                        break
+            with _phase(timings, "traces_s"):
+                traces.close()
+            trained = evaluations[-1][1] if evaluations else warmed_up
+            passed = goal_met(trained)
+        except BaseException:
+            traces.close(check=False)
+            raise
+        finally:
+            reward_fn.close()
 
-    metrics_csv = log.write_csv(out / "metrics.csv")
-    curve = log.plot(out / "reward_curve.png",
-                     metrics=("reward", "certified", "correct", "heldout_accuracy", "heldout_worst_branch"),
-                     title=f"proofgym demo (seed {seed}): GRPO on the {DOMAIN_NAME} rules")
-    with quiet_transformers():
-        (average.model if average is not None else model).save_pretrained(out / "policy")
-        tokenizer.save_pretrained(out / "policy")
-    timings["total_s"] = time.perf_counter() - started
-    timings["step_s_median"] = statistics.median(step_times)
-    timings["steps"] = float(len(step_times))
-    result = DemoResult(out_dir=out, seed=seed, steps=len(step_times), untrained=untrained, warmed_up=warmed_up,
-                        trained=trained, goal=GOAL, passed=passed, metrics_csv=metrics_csv, reward_curve=curve,
-                        traces=out / "traces.db", run_id=run_id, timings=dict(timings), max_steps=settings.steps,
-                        stopped_early=stopped_early, goal_held_from=goal_held_from(evaluations),
-                        evaluations=tuple(evaluations))
-    store.finish_run(run_id, status="ok", summary=result.to_dict())
-    store.close()
+        metrics_csv = log.write_csv(out / "metrics.csv")
+        curve = log.plot(out / "reward_curve.png",
+                         metrics=("reward", "certified", "correct", "heldout_accuracy", "heldout_worst_branch"),
+                         title=f"proofgym demo (seed {seed}): GRPO on the {DOMAIN_NAME} rules")
+        with quiet_transformers():
+            (average.model if average is not None else model).save_pretrained(out / "policy")
+            tokenizer.save_pretrained(out / "policy")
+        timings["total_s"] = time.perf_counter() - started
+        timings["step_s_median"] = statistics.median(step_times)
+        timings["steps"] = float(len(step_times))
+        result = DemoResult(out_dir=out, seed=seed, steps=len(step_times), untrained=untrained, warmed_up=warmed_up,
+                            trained=trained, goal=GOAL, passed=passed, metrics_csv=metrics_csv, reward_curve=curve,
+                            traces=out / "traces.db", run_id=run_id, timings=dict(timings), max_steps=settings.steps,
+                            stopped_early=stopped_early, goal_held_from=goal_held_from(evaluations),
+                            evaluations=tuple(evaluations))
+        store.finish_run(run_id, status="ok", summary=result.to_dict())
     (out / "summary.json").write_text(json.dumps(result.to_dict(), indent=2), encoding="utf-8")
     _print_outcome(console, result)
     return result
