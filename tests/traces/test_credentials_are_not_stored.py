@@ -55,3 +55,13 @@ def test_a_store_url_that_cannot_be_opened_is_named_without_its_credentials(url)
     with pytest.raises(TraceStoreError) as refused:
         TraceStore(url)
     assert "trace store URL '" in str(refused.value) and SECRET not in str(refused.value)
+
+
+def test_a_run_that_ended_on_an_error_quoting_a_url_is_stored_without_its_credentials(store):
+    store.start_run("run-3", kind="eval")
+    with pytest.raises(ConnectionError), store.ending_run("run-3"):
+        raise ConnectionError(f"cannot reach {URL}")
+    [run] = [run for run in store.list_runs() if run.run_id == "run-3"]
+    assert run.status == "error"
+    assert "cannot reach http://***@gpu:8000/v1?cid=trace_x&api_key=***" in run.summary["error"]
+    assert SECRET not in json.dumps(run.summary)

@@ -115,13 +115,14 @@ class TraceStore:
         return run_id
 
     def finish_run(self, run_id: str, *, status: str = "ok", summary: Mapping[str, Any] | None = None) -> None:
-        """Mark a run finished with ``status`` (ok, error, timeout, cancelled) and an optional summary mapping."""
+        """Mark a run finished with ``status`` (ok, error, timeout, cancelled) and an optional summary mapping, stored
+        with no credential in it (:func:`~proofgym.core.redact_secrets`: an error quoting a URL with a password)."""
         f = Fields(f"run {run_id!r}")
         f.text("run_id", run_id, nonempty=True)
         if status not in RUN_STATUSES[1:]:
             raise f.fail("status", f"one of {', '.join(RUN_STATUSES[1:])}", status)
         values = {"status": status, "ended_at": time.time(),
-                  "summary": None if summary is None else f.payload("summary", summary, mapping=True)}
+                  "summary": None if summary is None else f.payload("summary", redact_secrets(summary), mapping=True)}
         with self._write("finishing run " + repr(run_id)) as conn:
             result = conn.execute(update(schema.runs).where(schema.runs.c.run_id == run_id).values(**values))
             if result.rowcount == 0:
