@@ -1,9 +1,11 @@
 """Run configs: load and validate YAML / TOML / JSON files that describe a reward path; the kinds of file the
-commands read (:func:`config_kind`)."""
+commands read (:func:`config_kind`); the models a config names, read from the local Hugging Face cache first
+(:func:`hub_model_options`)."""
 
 from proofgym.core import ConfigError, config_problems, problem_line
 from proofgym.parsers import LimitsConfig  # the parser section's limits: defined with the parser kinds
 from proofgym.config._files import find_secret_key, parse_config_text, read_config_file
+from proofgym.config._hub import OFFLINE_MODELS, HubModelUnavailable, PretrainedOptions, hub_model_options
 from proofgym.config._kinds import (
     CONFIG_KINDS,
     EVAL_CONFIG,
@@ -65,4 +67,8 @@ __all__ = [
     "config_kind",
     "require_config_kind",
     "require_file_kind",
+    "OFFLINE_MODELS",
+    "HubModelUnavailable",
+    "PretrainedOptions",
+    "hub_model_options",
 ]

@@ -181,8 +181,10 @@ def run_training(run: RunConfig, *, steps: int | None = None, output_dir: str | 
 
 
 def load_model(train: TrainConfig) -> tuple[Any, Any]:
-    """``(model, tokenizer)`` for ``train.model``: the tiny offline model, or a causal LM from the hub or
-    a local directory (bf16 on a GPU that supports it, else fp32)."""
+    """``(model, tokenizer)`` for ``train.model``: the tiny offline model, or a causal LM as ``proofgym serve-model``
+    loads it (a hub id, read from the local cache first; a local directory; ``smollm2`` or a ``.gguf`` file), in
+    bf16 on a GPU that supports it, else fp32. A model that cannot be loaded is a
+    :class:`~proofgym.config.ConfigError` naming ``train.model``."""
     import torch
 
     cuda = torch.cuda.is_available()
@@ -192,19 +194,15 @@ def load_model(train: TrainConfig) -> tuple[Any, Any]:
         shape = TinyModelConfig(**train.tiny_model.model_dump()) if train.tiny_model is not None else None
         model, tokenizer = build_tiny_model(train.model_cache_dir, seed=train.seed, config=shape)
         return (model.to("cuda") if cuda else model), prepare_tokenizer(tokenizer)
-    from transformers import AutoModelForCausalLM, AutoTokenizer
+    from proofgym.serve import load_model as load_causal_lm
 
     dtype = torch.bfloat16 if (cuda and torch.cuda.is_bf16_supported() and train.precision in ("auto", "bf16")) \
         else torch.float32
     try:
-        tokenizer = AutoTokenizer.from_pretrained(train.model)
-        model = AutoModelForCausalLM.from_pretrained(train.model, dtype=dtype)
-    except (OSError, ValueError) as exc:
-        raise ConfigError(f"train.model: cannot load {train.model!r} (a Hugging Face model id, a local "
-                          f"directory, or proofgym:tiny): {exc}") from None
-    if cuda:
-        model = model.to("cuda")
-    return model, prepare_tokenizer(tokenizer)
+        loaded = load_causal_lm(train.model, device="cuda" if cuda else "cpu", dtype=dtype)
+    except ValueError as exc:  # the serve backend's ModelLoadError, one line naming the model
+        raise ConfigError(f"train.model: {exc}") from None
+    return loaded.model, prepare_tokenizer(loaded.tokenizer)
 
 
 def training_rows(run: RunConfig, train: TrainConfig, tokenizer: Any) -> tuple[list[dict[str, Any]],

@@ -80,14 +80,12 @@ def _openai(config: OpenAIPolicyConfig) -> Policy:
 
 
 def _hf(config: HFPolicyConfig) -> Policy:
-    from proofgym.policies._hf import HFLocalPolicy
+    from proofgym.policies._hf import HFLocalPolicy, load_pretrained
 
     options = config.model_dump(exclude={"model", "tokenizer"})
     tokenizer = None
     if config.tokenizer is not None:
-        from transformers import AutoTokenizer
-
-        tokenizer = AutoTokenizer.from_pretrained(config.tokenizer)
+        tokenizer = load_pretrained(config.tokenizer, tokenizer=True)
     return HFLocalPolicy(config.model, tokenizer, **options)
 
 

@@ -14,6 +14,7 @@ from typing import Any, Mapping
 import torch
 from transformers import AutoModelForCausalLM, AutoTokenizer
 
+from proofgym.config import OFFLINE_MODELS, HubModelUnavailable, hub_model_options
 from proofgym.policies._protocol import PolicyReply, PolicyRequest
 from proofgym.policies._text_calls import read_text_action, with_tool_instructions
 from proofgym.traces import LMCallEvent
@@ -33,6 +34,24 @@ class _Generation:
 
 class _ContextTooLong(ValueError):
     pass
+
+
+def load_pretrained(name: str, *, tokenizer: bool = False) -> Any:
+    """The causal LM at ``name`` (``tokenizer``: its tokenizer), a hub model read from the local cache first
+    (:func:`~proofgym.config.hub_model_options`). One that cannot be loaded is a ``ValueError``, one line naming
+    it (and, for a hub model that cannot be had, what runs without a download)."""
+    try:
+        options = hub_model_options(name)
+    except HubModelUnavailable as exc:
+        raise ValueError(f"{exc}; without a download, serve {OFFLINE_MODELS} with proofgym serve-model and use the "
+                         "openai policy at its URL") from None
+    try:
+        if tokenizer:
+            return AutoTokenizer.from_pretrained(name, **options.tokenizer)
+        return AutoModelForCausalLM.from_pretrained(name, **options.model)
+    except OSError as exc:
+        raise ValueError(f"model {name!r}: cannot load it (a hub id or a local directory): "
+                         f"{' '.join(str(exc).split())}") from None
 
 
 class HFLocalPolicy:
@@ -78,8 +97,8 @@ class HFLocalPolicy:
             raise ValueError(f"generation_kwargs must not set {clash}: use the policy's own arguments")
         if isinstance(model, (str, os.PathLike)):
             name = os.fspath(model)
-            tokenizer = tokenizer if tokenizer is not None else AutoTokenizer.from_pretrained(name)
-            model = AutoModelForCausalLM.from_pretrained(name)
+            tokenizer = tokenizer if tokenizer is not None else load_pretrained(name, tokenizer=True)
+            model = load_pretrained(name)
         else:
             if tokenizer is None:
                 raise ValueError("a model object needs its tokenizer: HFLocalPolicy(model, tokenizer)")

@@ -18,7 +18,7 @@ from typing import Any
 
 import torch
 
-from proofgym.config import TINY_MODEL
+from proofgym.config import TINY_MODEL, ConfigError
 
 #: ``proofgym:tiny`` for RL: a compact chat template that renders a past tool call as ``> name args`` (not the
 #: JSON the model wrote: the template is not append-only, and training on the recorded ids must not care).
@@ -57,8 +57,9 @@ class PolicyModels:
 def build_policy_models(name: str, *, trainer_mode: str, lora: Any, seed: int, cache_dir: str | Path,
                         corpus: list[str] | None = None) -> PolicyModels:
     """Load ``name`` (``proofgym:tiny``: built here with :data:`TINY_CHAT_TEMPLATE` and a tokenizer trained on
-    ``corpus``; else a hub id, a local directory or ``smollm2``) and wrap it for training: LoRA through peft when
-    ``trainer_mode`` is ``lora`` (``proofgym:tiny`` always trains fully)."""
+    ``corpus``; else a hub id, read from the local cache first, a local directory or ``smollm2``) and wrap it for
+    training: LoRA through peft when ``trainer_mode`` is ``lora`` (``proofgym:tiny`` always trains fully). A model
+    that cannot be loaded is a :class:`~proofgym.config.ConfigError` naming the ``model`` section."""
     torch.manual_seed(seed)
     if name == TINY_MODEL:
         from proofgym.training import TinyModelConfig, build_tiny_model
@@ -71,7 +72,10 @@ def build_policy_models(name: str, *, trainer_mode: str, lora: Any, seed: int, c
     else:
         from proofgym.serve import load_model
 
-        loaded = load_model(name, device="cuda" if torch.cuda.is_available() else "cpu")
+        try:
+            loaded = load_model(name, device="cuda" if torch.cuda.is_available() else "cpu")
+        except ValueError as exc:  # the serve backend's ModelLoadError, one line naming the model
+            raise ConfigError(f"model: {exc}") from None
         model, tokenizer, context = loaded.model, loaded.tokenizer, loaded.context_length
         use_lora = trainer_mode == "lora"
     if use_lora:

