@@ -6,9 +6,10 @@ it is and the command that runs it, instead of one key error per section it has 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 from proofgym.config._files import read_config_file
 from proofgym.core import ConfigError
