@@ -209,8 +209,10 @@ def viewer(filled_store) -> Viewer:
 CHROMIUM = os.environ.get("PROOFGYM_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser():
+    """Chromium, for one test module: playwright's sync API keeps an event loop running in this thread while it is
+    open, and any later test that calls asyncio.run() in this process (on the same xdist worker) would fail."""
     sync_api = pytest.importorskip("playwright.sync_api", reason="the browser tests need playwright: "
                                    "pip install -e '.[view]' (playwright==1.65.2)")
     if not Path(CHROMIUM).exists():
