@@ -17,7 +17,7 @@ from proofgym.cli._eval import eval_command
 from proofgym.cli._judge import judge_command
 from proofgym.cli._crafter import crafter_app
 from proofgym.cli._demo import demo_command
-from proofgym.cli._errors import fail
+from proofgym.cli._errors import fail, shown
 from proofgym.cli._rules import rules_app
 from proofgym.cli._serve import serve_command
 from proofgym.cli._serve_model import serve_model_command
@@ -99,8 +99,8 @@ def _print_table(name, records, items, bounds) -> None:
         claimed = item.claim.decision if item.claim else "-"
         certified = item.verdict.decision if item.verdict and item.verdict.decision else "-"
         components = " ".join(f"{_SHORT.get(k, k)}={v:.3g}" for k, v in item.components.items())
-        table.add_row(str(item.index), str(record.note or record.id or ""), f"[{style}]{item.outcome}[/{style}]",
-                      reward, f"{claimed} / {certified}", components, item.reason)
+        table.add_row(str(item.index), shown(record.note or record.id or ""), f"[{style}]{item.outcome}[/{style}]",
+                      reward, shown(f"{claimed} / {certified}"), shown(components), shown(item.reason))
     console.print(table)
     console.print("decision column: claimed / certified by the verifier")
 

@@ -11,7 +11,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from proofgym.cli._errors import fail, fail_running, print_error
+from proofgym.cli._errors import fail, fail_running, print_error, shown
 from proofgym.config import ConfigError
 from proofgym.core import redact_url
 
@@ -52,7 +52,7 @@ def eval_command(
         fail_running(config, exc)
     problems = [f"{judge.problem}; judge {judge.name!r} is not run" for judge in judges if judge.problem]
     for line in [*section.warnings(), *problems]:
-        _stderr.print(f"[yellow]warning:[/yellow] {_escape(f'{config}: {line}')}", highlight=False, soft_wrap=True)
+        _stderr.print(f"[yellow]warning:[/yellow] {shown(f'{config}: {line}')}", highlight=False, soft_wrap=True)
     where = f"task app {redact_url(section.task_app_url)}" if section.task_app_url else \
         f"on the Ray cluster at {compute.ray_address}" if compute and compute.ray_address else "in-process"
     console.print(f"eval {section.app_id or config.stem}: {len(section.seeds)} seeds, concurrency "
@@ -100,16 +100,16 @@ def _seed_line(result: Any) -> str:
     style = _STATUS_STYLE.get(result.status, "")
     head = f"seed {result.seed:<4} [{style}]{result.status:<6}[/{style}]"
     if result.status == "failed":
-        return f"{head} {_escape(result.error or '')}"
+        return f"{head} {shown(result.error or '')}"
     if result.invalid:
-        outcome = f"[yellow]invalid[/yellow] ({_escape(_headline(result.invalid_reason))})"
+        outcome = f"[yellow]invalid[/yellow] ({shown(_headline(result.invalid_reason))})"
     else:
         outcome = "-" if result.outcome_score is None else f"{result.outcome_score:g}"
     tokens = "-" if result.tokens is None else str(result.tokens)
     line = (f"{head} outcome {outcome:<3} return {result.total_return:+.3f} steps {result.num_steps:<2} "
-            f"tokens {tokens:<5} {result.duration_s:5.2f}s {_escape(result.task_id or '')}")
+            f"tokens {tokens:<5} {result.duration_s:5.2f}s {shown(result.task_id or '')}")
     if result.error:
-        line += f"  ({_escape(result.error)})"
+        line += f"  ({shown(result.error)})"
     return line
 
 
@@ -133,7 +133,7 @@ def _print_summary(report: Any) -> None:
     console.print(f"{summary['rollouts']} rollouts: [green]{summary['passed']}[/green] passed, {not_passed} not "
                   f"passed, {invalid} invalid (not judged), {failed} failed to run", highlight=False, soft_wrap=True)
     for reason, count in summary["invalid_reasons"].items():
-        console.print(f"[yellow]invalid[/yellow] {count} of {summary['rollouts']} (not judged): {_escape(reason)}",
+        console.print(f"[yellow]invalid[/yellow] {count} of {summary['rollouts']} (not judged): {shown(reason)}",
                       highlight=False, soft_wrap=True)
     for judge in summary["judges"]:
         console.print(_judge_line(judge), highlight=False, soft_wrap=True)
@@ -148,11 +148,11 @@ def _print_achievements(found: dict[str, Any], mean_return: float | None) -> Non
     table.add_column("achievement")
     table.add_column("success rate", justify="right")
     for name, rate in found["success_rates"].items():
-        table.add_row(_escape(name), f"{rate:.1f} %")
+        table.add_row(shown(name), f"{rate:.1f} %")
     console.print(table)
-    shown = "-" if mean_return is None else f"{mean_return:+.3f}"
+    mean = "-" if mean_return is None else f"{mean_return:+.3f}"
     console.print(f"score {found['score']:.2f} % (exp(mean ln(1 + p)) - 1), progress {found['progress']:.1%} "
-                  f"(achievements unlocked / {found['achievements']}), mean return {shown}", highlight=False)
+                  f"(achievements unlocked / {found['achievements']}), mean return {mean}", highlight=False)
 
 
 _SCORE_KIND = {"blended": "blended reward", "outcome": "outcome total", "event": "event total"}
@@ -160,9 +160,9 @@ _SCORE_KIND = {"blended": "blended reward", "outcome": "outcome total", "event":
 
 def _judge_line(judge: dict[str, Any]) -> str:
     """``judge NAME (what it scores): mean M over N scored, Pearson r vs official R (P pairs), K invalid verdicts``."""
-    head = f"judge {_escape(judge['name'])} ({_SCORE_KIND.get(judge['score_kind'], judge['score_kind'])})"
+    head = f"judge {shown(judge['name'])} ({_SCORE_KIND.get(judge['score_kind'], judge['score_kind'])})"
     if judge["problem"]:
-        return f"{head}: [yellow]not run[/yellow] ({_escape(judge['problem'])})"
+        return f"{head}: [yellow]not run[/yellow] ({shown(judge['problem'])})"
     mean = "n/a" if judge["mean"] is None else f"{judge['mean']:.3f}"
     r = "n/a" if judge["pearson_r"] is None else f"{judge['pearson_r']:+.3f}"
     line = (f"{head}: mean {mean} over {judge['scored']} scored, Pearson r vs official {r} ({judge['pairs']} pairs), "
@@ -176,9 +176,5 @@ def _headline(reason: str | None) -> str:
     """A reason's first clause (up to its first ``;``, on one line): what a per-seed line has room for."""
     head = (reason or "").strip().split("\n", 1)[0].split(";", 1)[0].strip()
     return head if len(head) <= 80 else head[:79] + "…"
-
-
-def _escape(text: str) -> str:
-    return text.replace("[", r"\[")
 
 

@@ -18,10 +18,9 @@ from typing import Any, Optional, Sequence
 
 import typer
 from rich.console import Console
-from rich.markup import escape
 from rich.table import Table
 
-from proofgym.cli._errors import fail
+from proofgym.cli._errors import fail, shown
 
 console = Console()
 ENV_VAR = "PROOFGYM_TRACES"
@@ -115,14 +114,14 @@ def _score_candidate(scorer: Any, path: Path, as_json: bool) -> None:
         typer.echo(json.dumps({"candidate": str(path), "judges": scorer.judges, **score.to_dict(calls=False)},
                               allow_nan=False))
         return
-    table = Table(title=f"{escape(str(path))}: verdict per criterion")
+    table = Table(title=f"{shown(str(path))}: verdict per criterion")
     for column in ("level", "rubric", "criterion", "score", "judge", "reason"):
         table.add_column(column, overflow="fold")
     for level in [*score.events, *([] if score.outcome is None else [score.outcome])]:
         for verdict in level.criteria:
-            shown = "abstain" if verdict.score is None else f"{verdict.score:g}"
-            table.add_row(level.level, escape(level.rubric), escape(verdict.id), shown, escape(verdict.judge),
-                          escape(verdict.reason))
+            value = "abstain" if verdict.score is None else f"{verdict.score:g}"
+            table.add_row(level.level, shown(level.rubric), shown(verdict.id), value, shown(verdict.judge),
+                          shown(verdict.reason))
     console.print(table)
     reward = score.reward
     console.print(f"event total {_number(reward.event_total)}, outcome total {_number(reward.outcome_total)}, "
@@ -153,13 +152,13 @@ def _rescore(scorer: Any, rubric: Path, traces: Optional[str], run: Optional[str
                                "judges": scorer.judges, "means": means, "written_run": written,
                                "sessions": [s.to_dict(calls=False) for s in scores]}, allow_nan=False))
         return
-    table = Table(title=f"run {escape(run_id)} re-scored with {escape(', '.join(_labels(scorer)))}")
+    table = Table(title=f"run {shown(run_id)} re-scored with {shown(', '.join(_labels(scorer)))}")
     for column, justify in (("session", "left"), ("env return", "right"), ("event total", "right"),
                             ("outcome total", "right"), ("blended", "right"), ("abstained", "left")):
         table.add_column(column, justify=justify, overflow="fold")  # type: ignore[arg-type]
     for score in scores:
         reward = score.reward
-        table.add_row(escape(score.session_id), f"{reward.env_return:+.3f}", _number(reward.event_total),
+        table.add_row(shown(score.session_id), f"{reward.env_return:+.3f}", _number(reward.event_total),
                       _number(reward.outcome_total), f"{reward.value:+.3f}", ", ".join(reward.abstained) or "-")
     table.add_row("mean", _number(means["env_return"], "+.3f"), _number(means["event_total"]),
                   _number(means["outcome_total"]), _number(means["blended"], "+.3f"),

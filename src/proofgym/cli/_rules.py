@@ -10,7 +10,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from proofgym.cli._errors import fail
+from proofgym.cli._errors import fail, shown
 
 rules_app = typer.Typer(add_completion=False, no_args_is_help=True, rich_markup_mode=None,
                         help="Validate rulebooks and query the embedded rule kernel.")
@@ -89,24 +89,24 @@ def query(
     if as_json:
         typer.echo(json.dumps({"outcome": outcome, **report}, default=str))
         return
-    console.print(f"outcome: [bold]{outcome}[/bold]; decision: [bold]{report.get('decision')}[/bold]; "
+    console.print(f"outcome: [bold]{outcome}[/bold]; decision: [bold]{shown(report.get('decision'))}[/bold]; "
                   f"status: {report.get('status')}; proof_checked: {report.get('proof_checked')}")
     if report.get("proof_summary"):
-        console.print(report["proof_summary"], highlight=False)
+        console.print(shown(report["proof_summary"]), highlight=False)
     for rejected in report.get("rejected_facts") or ():
-        console.print(f"[yellow]rejected[/yellow] {rejected['field']} = {rejected.get('value')!r}: "
-                      f"{'; '.join(rejected.get('reasons', ()))}", highlight=False)
+        console.print(f"[yellow]rejected[/yellow] {shown(rejected['field'])} = {shown(repr(rejected.get('value')))}: "
+                      f"{shown('; '.join(rejected.get('reasons', ())))}", highlight=False)
     trace = report.get("symbolic_trace") or {}
     table = Table(title=f"{trace.get('rules_fired', 0)} of {trace.get('rules_evaluated', 0)} rules fired")
     for column in ("rule", "type", "fired", "explanation"):
         table.add_column(column, overflow="fold")
     for rule in trace.get("rules", ()):
-        table.add_row(rule.get("rule_name", ""), rule.get("rule_type", ""),
-                      "[green]yes[/green]" if rule.get("fired") else "no", rule.get("explanation", ""))
+        table.add_row(shown(rule.get("rule_name", "")), shown(rule.get("rule_type", "")),
+                      "[green]yes[/green]" if rule.get("fired") else "no", shown(rule.get("explanation", "")))
     if trace.get("rules"):
         console.print(table)
     if report.get("deciding_rules"):
-        console.print(f"deciding rules: {', '.join(report['deciding_rules'])}", highlight=False)
+        console.print(f"deciding rules: {shown(', '.join(report['deciding_rules']))}", highlight=False)
 
 
 @rules_app.command()

@@ -12,8 +12,9 @@ from typing import Any, Iterator, Optional
 
 import typer
 from rich.console import Console
-from rich.markup import escape
 from rich.table import Table
+
+from proofgym.cli._errors import shown
 
 traces_app = typer.Typer(add_completion=False, no_args_is_help=True, rich_markup_mode=None,
                          help="List, show and export recorded rollouts (the trace store).")
@@ -32,7 +33,7 @@ class ExportFormat(str, Enum):
 
 
 def _fail(message: str, code: int = 2) -> typer.Exit:
-    errors.print(f"[red]error:[/red] {escape(message)}", highlight=False, soft_wrap=True)
+    errors.print(f"[red]error:[/red] {shown(message)}", highlight=False, soft_wrap=True)
     return typer.Exit(code)
 
 
@@ -90,15 +91,15 @@ def list_sessions(
                 typer.echo(json.dumps(summary.to_dict()))
             return
         total = store.count_sessions(**{k: v for k, v in filters.items() if k != "limit"})
-        table = Table(title=escape(f"{len(summaries)} of {total} sessions in {store.url}"))
+        table = Table(title=shown(f"{len(summaries)} of {total} sessions in {store.url}"))
         for column in ("session", "run", "env", "seed", "status", "steps", "reward", "score", "correlation id",
                        "started"):
             table.add_column(column, overflow="fold")
         for s in summaries:
             status_text = s.status if s.status == "ok" else f"[red]{s.status}[/red]"
-            table.add_row(escape(s.session_id), escape(s.run_id), escape(s.env_name), _text(s.seed), status_text,
+            table.add_row(shown(s.session_id), shown(s.run_id), shown(s.env_name), _text(s.seed), status_text,
                           str(s.n_steps), f"{s.total_reward:+.4g}", _number(s.outcome_score),
-                          escape(s.correlation_id or "-"), _when(s.started_at))
+                          shown(s.correlation_id or "-"), _when(s.started_at))
         console.print(table)
 
 
@@ -147,22 +148,22 @@ def export(
                 count = len(dataset)
         except OSError as exc:
             raise _fail(f"cannot write {out}: {exc}") from None
-        console.print(escape(f"exported {count} session(s) from {store.url} to {out} ({export_format.value})"),
+        console.print(shown(f"exported {count} session(s) from {store.url} to {out} ({export_format.value})"),
                       highlight=False, soft_wrap=True)
 
 
 def _print_session(session: Any) -> None:
-    status = session.status if session.status == "ok" else f"[red]{session.status}[/red]: {escape(session.error or '')}"
+    status = session.status if session.status == "ok" else f"[red]{session.status}[/red]: {shown(session.error or '')}"
     duration = ("" if session.ended_at is None else f" ({session.ended_at - session.started_at:.3g} s)")
-    console.print(f"[bold]session {escape(session.session_id)}[/bold]  run {escape(session.run_id)}  "
-                  f"env {escape(session.env_name)}  seed {_text(session.seed)}  "
-                  f"policy {escape(session.policy_id or '-')}", highlight=False)
-    console.print(f"correlation id {escape(session.correlation_id or '-')}  status {status}  "
+    console.print(f"[bold]session {shown(session.session_id)}[/bold]  run {shown(session.run_id)}  "
+                  f"env {shown(session.env_name)}  seed {_text(session.seed)}  "
+                  f"policy {shown(session.policy_id or '-')}", highlight=False)
+    console.print(f"correlation id {shown(session.correlation_id or '-')}  status {status}  "
                   f"started {_when(session.started_at)}{duration}", highlight=False)
     outcome = session.outcome_reward
     console.print(f"total reward {session.total_reward:+.4g}" + (
         "" if outcome is None else f"  outcome: total {outcome.total:+.4g} over {outcome.steps} steps, score "
-                                   f"{_number(outcome.score)} ({escape(outcome.kind)}, from {escape(outcome.source)})"),
+                                   f"{_number(outcome.score)} ({shown(outcome.kind)}, from {shown(outcome.source)})"),
         highlight=False)
     if session.metadata:
         console.print(f"metadata {_brief(session.metadata, 200)}", highlight=False)
@@ -171,16 +172,16 @@ def _print_session(session: Any) -> None:
         table.add_column(column, overflow="fold")
     for step in session.steps:
         env = step.env_event
-        tool = "-" if env is None else f"{escape(env.tool or '-')} -> {_brief(env.result, 40)}"
-        rewards = escape(" ".join(f"{r.kind}{'/' + r.key if r.key else ''}={r.value:+.3g}"
+        tool = "-" if env is None else f"{shown(env.tool or '-')} -> {_brief(env.result, 40)}"
+        rewards = shown(" ".join(f"{r.kind}{'/' + r.key if r.key else ''}={r.value:+.3g}"
                                   for r in step.event_rewards))
         verdict = "-"
         if step.verification is not None:
             style = _OUTCOME_STYLE.get(step.verification.outcome, "")
-            outcome_text = escape(step.verification.outcome)
+            outcome_text = shown(step.verification.outcome)
             if style:
                 outcome_text = f"[{style}]{outcome_text}[/{style}]"
-            verdict = f"{escape(step.verification.verifier)}: {outcome_text}"
+            verdict = f"{shown(step.verification.verifier)}: {outcome_text}"
         calls = "\n".join(_call(call) for call in step.lm_calls) or "-"
         end = "done" if step.done else "truncated" if step.truncated else ""
         table.add_row(str(step.index), _brief(step.action, 60), tool, f"{step.reward:+.4g}", rewards or "-",
@@ -192,14 +193,14 @@ def _call(call: Any) -> str:
     known = call.prompt_tokens is not None or call.completion_tokens is not None
     tokens = f"{_text(call.prompt_tokens)}+{_text(call.completion_tokens)} tok" if known else "no token counts"
     latency = "" if call.latency_s is None else f" {call.latency_s * 1000:.0f} ms"
-    error = f" [red]{escape(call.error)}[/red]" if call.error else ""
-    return f"{escape(call.model)}: {tokens}{latency}{error}"
+    error = f" [red]{shown(call.error)}[/red]" if call.error else ""
+    return f"{shown(call.model)}: {tokens}{latency}{error}"
 
 
 def _brief(value: Any, width: int) -> str:
     text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
     text = " ".join(text.split())
-    return escape(text if len(text) <= width else text[:width - 1] + "…")
+    return shown(text if len(text) <= width else text[:width - 1] + "…")
 
 
 def _text(value: Any) -> str:

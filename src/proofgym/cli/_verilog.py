@@ -9,7 +9,7 @@ from typing import Any, Optional
 import typer
 from rich.console import Console
 
-from proofgym.cli._errors import fail
+from proofgym.cli._errors import fail, shown
 
 verilog_app = typer.Typer(add_completion=False, no_args_is_help=True, rich_markup_mode=None,
                           help="Judge Verilog designs against problem testbenches (sandboxed Icarus Verilog).")
@@ -61,17 +61,18 @@ def judge_command(
         typer.echo(json.dumps({**summary, "verdict": verdict.to_dict()}, default=str))
         return
     style = _STYLE[verdict.outcome.value]
-    console.print(f"[{style}]{verdict.outcome.value}[/{style}] {target.id}: {verdict.reason}", highlight=False)
+    console.print(f"[{style}]{verdict.outcome.value}[/{style}] {shown(target.id)}: {shown(verdict.reason)}",
+                  highlight=False)
     if summary["detail"]:
-        console.print(str(summary["detail"]), highlight=False, markup=False)
+        console.print(shown(summary["detail"]), highlight=False)
     if summary["samples"] is not None:
         console.print(f"mismatches {summary['mismatches']} in {summary['samples']} samples "
                       f"(reference run: {summary['expected_samples']})", highlight=False)
     for hint in evidence.get("hints") or ():
-        console.print(f"  {hint}", highlight=False, markup=False)
+        console.print(f"  {shown(hint)}", highlight=False)
     log = evidence.get("compile_log") or evidence.get("log")
     if log:
-        console.print(log, highlight=False, markup=False)
+        console.print(shown(log), highlight=False)
     console.print(f"judged in {summary['duration_s']:.3f} s"
                   f"{'' if evidence.get('sandboxed', True) else ' WITHOUT a sandbox'}", highlight=False)
 

@@ -16,15 +16,15 @@ from proofgym.core._limits import MAX_DEPTH, MAX_INT_DIGITS, digits_past_limit, 
 from proofgym.core._redact import REDACTED, is_secret_name, redact_secrets, redact_text, redact_url
 from proofgym.core._replies import EXCERPT_CHARS, error_detail, excerpt, retry_after_seconds, usage_counts
 from proofgym.core._registry import Registry, RegistryError, load_target
-from proofgym.core._text import bounded_json, model_text, text_bytes
+from proofgym.core._text import CONTROL_CHARACTERS, bounded_json, model_text, show_controls, text_bytes
 from proofgym.core._validation import describe_validation_error
 from proofgym.core._verdict import ErrorKind, Outcome, RejectedFact, Verdict, invalid
 
 __all__ = [
-    "EXCERPT_CHARS", "MAX_DEPTH", "MAX_INT_DIGITS", "Claim", "ConfigError", "ErrorKind", "JSONLimitProblem", "OptionsError", "Outcome",
-    "REDACTED", "Registry", "RegistryError", "RejectedFact", "Verdict", "bounded_json", "config_problems",
-    "describe_validation_error", "digits_past_limit", "error_detail", "excerpt", "has_digit_run", "invalid", "is_secret_name",
-    "json_limit_problem", "load_target", "model_text", "nests_deeper_than", "problem_line", "redact_secrets",
-    "redact_text", "redact_url",
-    "require_model_class", "retry_after_seconds", "text_bytes", "usage_counts", "validate_options",
+    "CONTROL_CHARACTERS", "Claim", "ConfigError", "EXCERPT_CHARS", "ErrorKind", "JSONLimitProblem", "MAX_DEPTH",
+    "MAX_INT_DIGITS", "OptionsError", "Outcome", "REDACTED", "Registry", "RegistryError", "RejectedFact", "Verdict",
+    "bounded_json", "config_problems", "describe_validation_error", "digits_past_limit", "error_detail", "excerpt",
+    "has_digit_run", "invalid", "is_secret_name", "json_limit_problem", "load_target", "model_text",
+    "nests_deeper_than", "problem_line", "redact_secrets", "redact_text", "redact_url", "require_model_class",
+    "retry_after_seconds", "show_controls", "text_bytes", "usage_counts", "validate_options",
 ]

@@ -17,11 +17,17 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from typing import Any, Mapping
 
 from proofgym.core._limits import MAX_DEPTH, digits_past_limit, has_digit_run, nests_deeper_than
 
 REPLACEMENT = "\ufffd"
+#: Characters that act on the display instead of showing: the bidirectional controls (embeddings, overrides,
+#: isolates, marks: U+202E would reorder a reason or a reward around it), then the C0 and C1 control characters
+#: other than tab, line feed and carriage return (a terminal runs ESC sequences).
+CONTROL_CHARACTERS = re.compile("[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
+                                "\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
 
 
 def model_text(text: str) -> str:
@@ -37,6 +43,12 @@ def model_text(text: str) -> str:
     except UnicodeEncodeError:
         # UTF-16 round trip: a split pair joins into its character, a lone half becomes U+FFFD.
         return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
+
+
+def show_controls(text: str) -> str:
+    """``text`` with each of :data:`CONTROL_CHARACTERS` written as a visible ``<U+XXXX>`` marker: how model text
+    is shown to a person (a terminal, a page), so that it cannot reorder or hide what stands around it."""
+    return CONTROL_CHARACTERS.sub(lambda found: f"<U+{ord(found.group()):04X}>", text)
 
 
 def text_bytes(text: str) -> bytes:

@@ -13,10 +13,10 @@ from typing import Any
 
 from markupsafe import Markup, escape
 
-#: The bidirectional controls (embeddings, overrides, isolates, marks), then the C0 and C1 control characters
-#: other than tab, line feed and carriage return.
-HIDDEN = re.compile("[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
-                    "\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
+from proofgym.core import CONTROL_CHARACTERS
+
+#: The characters that act on the page instead of showing (core's one list: bidirectional and other controls).
+HIDDEN = CONTROL_CHARACTERS
 
 
 def _marker(match: re.Match[str]) -> str:
