@@ -9,6 +9,10 @@ import pytest
 # A spinning OpenMP thread holds its core: under load (another job, or the other xdist worker) every parallel
 # region then waits for a descheduled partner. Set before any test imports torch (OpenMP reads it only then).
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+# pytest-xdist starts its workers with COLUMNS=80, which rich reads once, when the command line's consoles are made
+# (at import): the tests that print wide tables set COLUMNS for their command, as on a terminal.
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    os.environ.pop("COLUMNS", None)
 
 # Fixtures that start one shared service per process: the tests using them run on one worker, so that a run
 # with `-n 2` starts one two-node Ray cluster and one Postgres cluster, not one per worker.
