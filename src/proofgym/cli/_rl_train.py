@@ -11,6 +11,7 @@ from rich.console import Console
 
 from proofgym.cli._errors import fail, fail_running
 from proofgym.config import ConfigError
+from proofgym.core import redact_url
 
 console = Console()
 
@@ -32,7 +33,7 @@ def rl_train(config: Path, *, dry_run: bool, steps: int | None, output_dir: Path
             rl.training.seed = seed
     except ConfigError as exc:
         fail(exc)
-    console.print(f"{config}: {rl.algorithm.variety} on {rl.rollout.env_name} ({rl.services.task_url}), "
+    console.print(f"{config}: {rl.algorithm.variety} on {rl.rollout.env_name} ({redact_url(rl.services.task_url)}), "
                   f"model {rl.model.name}")
     trainer = RLTrainer(rl, output_dir=output_dir, on_row=_print_row, on_note=lambda line: console.print(line))
     try:
@@ -59,7 +60,8 @@ def rl_train(config: Path, *, dry_run: bool, steps: int | None, output_dir: Path
     console.print(f"metrics: {result.metrics_csv}\nreward curve: {result.reward_curve}\n"
                   f"checkpoint: {result.checkpoint}\ntraces: {result.output_dir / 'traces.db'}")
     if result.stopped_by_signal:
-        console.print(f"stopped by SIGTERM at iteration {result.iterations}; run again to resume")
+        console.print(f"stopped by {result.stopped_by or 'a signal'} at iteration {result.iterations}; "
+                      "run again to resume")
 
 
 def _print_row(row: dict[str, Any]) -> None:

@@ -11,7 +11,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from proofgym.core import ConfigError
+from proofgym.core import ConfigError, redact_url
 from proofgym.judges._registry import resolve_rubric_set
 from proofgym.judges._rubric import RubricSet
 from proofgym.judges._score import RubricScorer
@@ -43,7 +43,7 @@ def build_judge(config: JudgingConfig) -> Any:
             raise ConfigError("judging: a judge model needs judge_url, the endpoint to ask it on")
         return None
     if config.model is None:
-        raise ConfigError(f"judging: judge_url {config.judge_url!r} needs a model")
+        raise ConfigError(f"judging: judge_url {redact_url(config.judge_url)!r} needs a model")
     api_key = None
     if config.api_key_env is not None:
         api_key = os.environ.get(config.api_key_env)

@@ -24,7 +24,7 @@ from sqlalchemy.engine import URL, Connection, Engine, make_url
 from sqlalchemy.exc import ArgumentError, DBAPIError, IntegrityError, NoSuchModuleError, SQLAlchemyError
 from sqlalchemy.pool import StaticPool
 
-from proofgym.core import redact_secrets, redact_url
+from proofgym.core import redact_secrets, redact_text, redact_url
 from proofgym.traces import _schema as schema
 from proofgym.traces._codec import EncodedSession, Fields, RawJSON, decode_session, dumps_json, encode_session
 from proofgym.traces._dataset import to_dataset as _sessions_to_dataset
@@ -143,7 +143,7 @@ class TraceStore:
             with contextlib.suppress(Exception):
                 if self._status(run_id) == "running":
                     self.finish_run(run_id, status="cancelled" if cancelled else "error",
-                                    summary={"error": f"{type(exc).__name__}: {exc}"[:2000]})
+                                    summary={"error": redact_text(f"{type(exc).__name__}: {exc}")[:2000]})
             raise
         if self._status(run_id) == "running":
             self.finish_run(run_id, status="ok")
@@ -285,7 +285,8 @@ class TraceStore:
         """Summaries of the sessions matching every given filter (bounds inclusive), oldest first by default.
 
         More filters (keywords): ``outcome``, ``seed``, ``task_id``, ``min_score`` / ``max_score`` (the outcome
-        score), ``id_prefix`` (session ids that start with it). ``order`` is one of ``SESSION_ORDERS`` (a leading ``-``: descending).
+        score), ``id_prefix`` (session ids that start with it). ``order`` is one of ``SESSION_ORDERS`` (a leading
+        ``-``: descending).
         """
         s = schema.sessions
         where = _where(run_id, env_name, min_reward, max_reward, status, **more)
