@@ -29,11 +29,18 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 
 def _module_group(item: pytest.Item) -> str:
-    """The test's file, and the value of each parameter of a module- or session-scoped fixture it uses: a file
-    whose module fixture is parametrized (a task app per environment) spreads over the workers by parameter."""
+    """The first session fixture of the test suite's own that the test uses (a store filled through the real
+    paths, a warmed-up model: built once per worker, so their tests share one worker), else the test's file and
+    the value of each parameter of a module- or session-scoped fixture it uses: a file whose module fixture is
+    parametrized (a task app per environment) spreads over the workers by parameter."""
+    definitions = getattr(getattr(item, "_fixtureinfo", None), "name2fixturedefs", {})
+    shared = sorted(name for name in getattr(item, "fixturenames", ())
+                    if definitions.get(name) and definitions[name][-1].scope == "session"
+                    and definitions[name][-1].baseid.startswith("tests/"))
+    if shared:
+        return f"session fixture {shared[0]}"
     group = item.nodeid.split("::", 1)[0]
     callspec = getattr(item, "callspec", None)
-    definitions = getattr(getattr(item, "_fixtureinfo", None), "name2fixturedefs", {})
     for name, value in sorted(callspec.params.items()) if callspec is not None else ():
         scope = definitions[name][-1].scope if definitions.get(name) else "function"
         if scope != "function" and isinstance(value, (str, int)):

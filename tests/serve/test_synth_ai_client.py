@@ -30,7 +30,13 @@ def venv():
     return synth_ai_venv()
 
 
-@pytest.fixture(scope="module", params=ENVS)
+# synth-ai's client against a task app of each kind by default: a single-answer rulebook environment, a multi-turn
+# one, Verilog's tools and Crafter; `-m slow` runs it against every registered environment (loan, math, plugins).
+CHECKED_BY_DEFAULT = {"grant_eligibility", "fact_finding", "verilog", "crafter"}
+
+
+@pytest.fixture(scope="module", params=[pytest.param(name, marks=() if name in CHECKED_BY_DEFAULT else pytest.mark.slow)
+                                        for name in ENVS])
 def app(request, tmp_path_factory):
     """``proofgym serve ENV`` for each registered environment, with the API key set."""
     traces = tmp_path_factory.mktemp(f"synth-ai-{request.param}") / "app.db"
