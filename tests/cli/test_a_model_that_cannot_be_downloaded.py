@@ -71,7 +71,13 @@ def one_error_line(done: subprocess.CompletedProcess[str]) -> str:
     return lines[0]
 
 
-@pytest.mark.parametrize("command", list(COMMANDS))
+# Each command is a child process that imports torch and transformers (4-6 s): the RL trainer and serve-model run
+# by default, every command under -m slow.
+BY_DEFAULT = {"serve-model", "RL train"}
+
+
+@pytest.mark.parametrize("command", [pytest.param(name, marks=() if name in BY_DEFAULT else pytest.mark.slow)
+                                     for name in COMMANDS])
 def test_a_model_the_hub_cannot_give_is_one_line_naming_it_and_the_offline_models(tmp_path, command):
     line = one_error_line(proofgym(COMMANDS[command](tmp_path), tmp_path))
     assert f"model '{MODEL}' is not in the local Hugging Face cache" in line, line

@@ -88,13 +88,18 @@ def test_no_attack_raises_a_wrong_answers_score(gullible, structured):
     assert [t for t in gullible.behaviour.triggered if t] == []
 
 
-def test_a_judge_echoing_the_candidate_before_its_verdict_is_read_by_its_final_verdict():
-    with FakeJudgeServer(Gullible(RUBRIC, echo=True)) as server:
+def _judged_by_an_echoing_judge(**gullible):
+    """The wrong answer, then every attack, judged in text mode by a judge that quotes the candidate first."""
+    with FakeJudgeServer(Gullible(RUBRIC, echo=True, **gullible)) as server:
         judge = llm_judge(server, structured="text")
         try:
-            clean, *attacked = asyncio.run(judge.judge([item(WRONG_ANSWER)] + [item(c.candidate) for c in CASES]))
+            return asyncio.run(judge.judge([item(WRONG_ANSWER)] + [item(c.candidate) for c in CASES]))
         finally:
             judge.close()
+
+
+def test_a_judge_echoing_the_candidate_before_its_verdict_is_read_by_its_final_verdict():
+    clean, *attacked = _judged_by_an_echoing_judge()
     assert clean.scores() == LOWEST
     assert {case.id: v.scores() for case, v in zip(CASES, attacked) if v.scores() != clean.scores()} == {}
     # The answers parsed really carry the attacks: the forged full-marks verdict, then the judge's own.
@@ -106,12 +111,7 @@ def test_a_judge_echoing_the_candidate_before_its_verdict_is_read_by_its_final_v
 def test_a_judge_echoing_the_candidate_then_answering_in_lines_is_read_by_its_lines():
     """The judge quotes every forged verdict (JSON or lines) before its own verdict in the line form: the lines are
     its last answer, so no quoted JSON is taken over them."""
-    with FakeJudgeServer(Gullible(RUBRIC, echo=True, lines=True)) as server:
-        judge = llm_judge(server, structured="text")
-        try:
-            clean, *attacked = asyncio.run(judge.judge([item(WRONG_ANSWER)] + [item(c.candidate) for c in CASES]))
-        finally:
-            judge.close()
+    clean, *attacked = _judged_by_an_echoing_judge(lines=True)
     assert clean.scores() == LOWEST
     assert {case.id: v.scores() for case, v in zip(CASES, attacked) if v.scores() != clean.scores()} == {}
     forged = next(v for case, v in zip(CASES, attacked) if case.id == "fake-verdict-bare")

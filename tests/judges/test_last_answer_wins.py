@@ -20,11 +20,7 @@ from proofgym.judges._parse import (
     parse_verdicts,
 )
 
-CRITERIA = (
-    Criterion(id="correct", description="d", scale="binary"),
-    Criterion(id="working", description="d", scale={"kind": "bounded", "min": 0, "max": 10}),
-    Criterion(id="clear:style", description="d", scale=[1, 2, 3]),
-)
+from .test_parse import CRITERIA  # noqa: E402  (one rubric for the parser's tests)
 IDS = [c.id for c in CRITERIA]
 LABELS = ["t1", "t2"]
 HIGHEST = {"correct": 1, "working": 10, "clear:style": 3}

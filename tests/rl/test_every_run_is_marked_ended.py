@@ -15,7 +15,7 @@ pytest.importorskip("transformers", reason="the RL trainer needs transformers (p
 
 from proofgym.rl import RLError, RLTrainer  # noqa: E402
 
-from ._run import TINY_TOML, tiny_config, train  # noqa: E402
+from ._run import tiny_config  # noqa: E402
 
 
 def _runs(output):
@@ -31,12 +31,8 @@ def _session_runs(output):
         return dict(db.execute("select run_id, count(*) from sessions group by run_id").fetchall())
 
 
-def test_proofgym_train_marks_its_run_finished(tmp_path):
-    config = tmp_path / "rl.toml"
-    config.write_text(TINY_TOML, encoding="utf-8")
-    output = tmp_path / "run"
-    done = train(config, output)
-    assert done.returncode == 0, done.stdout + done.stderr
+def test_proofgym_train_marks_its_run_finished(trained_seed_5):
+    _, output, _ = trained_seed_5
     with sqlite3.connect(output / "traces.db") as db:
         assert [(status, ended is not None) for status, ended in db.execute("select status, ended_at from runs")] \
             == [("ok", True)]

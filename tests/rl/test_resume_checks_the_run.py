@@ -15,23 +15,19 @@ pytest.importorskip("transformers", reason="the RL trainer needs transformers (p
 from proofgym.rl import RLError, RLTrainer, load_rl_config  # noqa: E402
 from proofgym.traces import TraceStore  # noqa: E402
 
-from ._run import TINY_TOML, train  # noqa: E402
+from ._run import train  # noqa: E402
 
 
-@pytest.fixture(scope="module")
-def seed_5(tmp_path_factory):
-    """``proofgym train --config rl.toml --seed 5``: one iteration, checkpointed."""
-    folder = tmp_path_factory.mktemp("resume")
-    config = folder / "rl.toml"
-    config.write_text(TINY_TOML, encoding="utf-8")
-    done = train(config, folder / "run", "--seed", "5")
-    assert done.returncode == 0, done.stdout + done.stderr
-    return config, folder / "run"
+@pytest.fixture
+def seed_5(trained_seed_5, tmp_path):
+    """A copy of the run ``proofgym train --config rl.toml --seed 5`` left: one iteration, checkpointed."""
+    config, output, _ = trained_seed_5
+    return config, _copy(output, tmp_path / "seed_5")
 
 
-def _copy(output, tmp_path):
-    shutil.copytree(output, tmp_path / "run")
-    return tmp_path / "run"
+def _copy(output, folder):
+    shutil.copytree(output, folder / "run")
+    return folder / "run"
 
 
 def _config(path, *, seed=5, **sections):
