@@ -23,6 +23,7 @@ def _dry_run(config: Path, output: Path) -> subprocess.CompletedProcess[str]:
                           capture_output=True, text=True, timeout=900)
 
 
+@pytest.mark.slow  # 13 s: the shipped tiny config's dry run (the loop's own tests run the same model and app)
 def test_tiny_config_dry_run(tmp_path):
     done = _dry_run(CONFIGS / "rl_fact_finding_tiny.toml", tmp_path / "run")
     assert done.returncode == 0, done.stdout + done.stderr

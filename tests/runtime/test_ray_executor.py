@@ -80,7 +80,7 @@ def test_a_missing_ray_says_how_to_install_it(monkeypatch):
 
 # -- on the cluster ------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("mode", [pytest.param("actors", marks=pytest.mark.slow), "tasks"])
 def test_rulebook_verdicts_are_identical_to_in_process(ray_cluster, mode):
     from proofgym.domains import get_domain
     from proofgym.rules import RuleKernel, load_rulebook

@@ -50,7 +50,9 @@ async def _send_all(app, corpus):
     return results
 
 
-@pytest.fixture(scope="module", params=env_names())
+# crafter's app (about 12 s for the corpus) under -m slow: the task app's refusals are the same code for every env.
+@pytest.fixture(scope="module", params=[pytest.param(name, marks=pytest.mark.slow if name == "crafter" else ())
+                                        for name in env_names()])
 def results(request, tmp_path_factory):
     """The corpus's results on one environment's task app, every env.config key overridable."""
     env_name = request.param

@@ -184,6 +184,7 @@ def test_the_protocol_travels_to_spawned_workers():
     assert protocol.keywords == {"header_timeout_s": 2.5}
 
 
+@pytest.mark.slow  # a multi-worker app (6 s); one worker's timeouts are tested above
 def test_proofgym_serve_takes_the_timeouts_in_every_worker(tmp_path):
     with TaskAppProcess("loan", "--workers", "2", "--header-timeout-s", "0.5", "--body-timeout-s", "0.5",
                         "--max-connections", "4", traces=tmp_path / "t.db", api_key=KEY) as served:

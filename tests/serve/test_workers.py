@@ -35,6 +35,7 @@ def worker_pids(app: TaskAppProcess, connections: int) -> collections.Counter:
     return collections.Counter(asyncio.run(burst()))
 
 
+@pytest.mark.slow  # a burst against a multi-worker app (5 s)
 def test_a_burst_of_connections_spreads_over_every_worker(tmp_path):
     # With one shared socket, the worker that wakes first took 31 or 32 of 32 connections here.
     with TaskAppProcess("grant_eligibility", "--workers", "2", traces=tmp_path / "t.db") as app:
