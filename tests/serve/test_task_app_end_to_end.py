@@ -157,6 +157,16 @@ def test_a_killed_app_leaves_every_committed_session_complete(tmp_path):
         assert all(step.env_event is not None and len(step.lm_calls) == 1 for step in session.steps)
 
 
+async def _until_every_rollout_asked_its_model(*models_and_counts, timeout_s: float = 30.0) -> None:
+    """Wait until each scripted model server has been asked as often as given: the rollouts are then running.
+    (A fixed sleep before SIGTERM was not enough on a loaded machine: a rollout that had not arrived yet was refused
+    as a new one, 503, and so never stored.)"""
+    deadline = asyncio.get_running_loop().time() + timeout_s
+    while any(len(model.queries) < count for model, count in models_and_counts):
+        assert asyncio.get_running_loop().time() < deadline, [len(m.queries) for m, _ in models_and_counts]
+        await asyncio.sleep(0.02)
+
+
 def test_sigterm_drains_running_rollouts_and_refuses_new_ones(tmp_path):
     from ._support import ScriptedModelServer
 
@@ -173,7 +183,7 @@ def test_sigterm_drains_running_rollouts_and_refuses_new_ones(tmp_path):
             async with app.async_client() as client:
                 running = [asyncio.create_task(client.post("/rollout", json=body(quick, seed))) for seed in range(2)]
                 running.append(asyncio.create_task(client.post("/rollout", json=body(stuck, 7))))
-                await asyncio.sleep(0.3)
+                await _until_every_rollout_asked_its_model((quick, 2), (stuck, 1))
                 app.process.send_signal(15)
                 await asyncio.sleep(0.2)
                 late = await client.post("/rollout", json=rollout_body())
@@ -222,7 +232,7 @@ def test_sigterm_drains_every_worker_of_a_multi_worker_app(tmp_path):
                 running = [asyncio.create_task(client.post("/rollout", json=body(quick, seed))) for seed in range(4)]
                 running += [asyncio.create_task(client.post("/rollout", json=body(stuck, seed)))
                             for seed in range(10, 14)]
-                await asyncio.sleep(0.3)
+                await _until_every_rollout_asked_its_model((quick, 4), (stuck, 4))
                 app.process.send_signal(15)
                 healths = []
                 deadline = asyncio.get_running_loop().time() + 3
