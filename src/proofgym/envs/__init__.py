@@ -33,6 +33,7 @@ from proofgym.envs._single_answer import (
     check_answer_run_config,
     plain_text_answer,
     reward_components,
+    run_config_version,
 )
 from proofgym.envs._tool_env import ToolEnv, ToolResult
 from proofgym.envs._tools import MAX_ACTION_CHARS, Tool, ToolCall
@@ -88,6 +89,7 @@ __all__ = [
     "register_env",
     "register_rulebook_env",
     "reward_components",
+    "run_config_version",
     "seed_partition",
     "split_selection",
     "verification_cache_usage",

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 from abc import abstractmethod
+from pathlib import Path
 from typing import Any
 
 from proofgym.config import ConfigError, RunConfig
@@ -75,6 +76,19 @@ def check_answer_run_config(run: RunConfig) -> None:
                           "cannot abort; use warn")
 
 
+def run_config_version(run_config: str | None) -> tuple[str, int, int] | None:
+    """What identifies a run config file's current version (its resolved path, size and modification time), the
+    key under which an environment shares the reward function built from it; ``None`` for no file."""
+    if run_config is None:
+        return None
+    path = Path(run_config).resolve()
+    try:
+        stat = path.stat()
+    except OSError:
+        raise ConfigError(f"{run_config}: config file not found") from None
+    return str(path), stat.st_size, stat.st_mtime_ns
+
+
 class SingleAnswerEnv(ToolEnv):
     """Base class of environments whose episode is one answer, scored by a reward function.
 
@@ -87,8 +101,9 @@ class SingleAnswerEnv(ToolEnv):
 
     accepts_text = True
 
-    def __init__(self, reward_function: Any, *, description: str, max_turns: int = 1) -> None:
-        super().__init__([answer_tool(description)], max_turns=max_turns)
+    def __init__(self, reward_function: Any, *, tool: Tool, max_turns: int = 1) -> None:
+        """``tool``: the environment's :func:`answer_tool` (its description tells the agent what to answer)."""
+        super().__init__([tool], max_turns=max_turns)
         self.reward_function = reward_function
         self._floor = float(reward_function.shaper.bounds[0])
         self._answered = False

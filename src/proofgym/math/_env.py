@@ -18,6 +18,7 @@ from proofgym.envs import (
     answer_tool,
     check_answer_run_config,
     reward_components,
+    run_config_version,
 )
 from proofgym.formats import load_yaml
 from proofgym.math._answer import build_math_prompt
@@ -76,7 +77,7 @@ class MathEnv(SingleAnswerEnv):
         self.problems = resolve_problems(self.config.problems)
         self._order = sorted(self.problems)
         super().__init__(reward_function or shared_math_reward_function(self.config.problems, self.config.run_config),
-                         description=ANSWER_TOOL.description, max_turns=self.config.max_turns)
+                         tool=ANSWER_TOOL, max_turns=self.config.max_turns)
         self._problem: MathProblem | None = None
         self._prompt = ""
 
@@ -128,14 +129,7 @@ class MathEnv(SingleAnswerEnv):
 def shared_math_reward_function(problems: str = "builtin", run_config: str | None = None) -> RewardFunction:
     """The process's math reward function for ``problems`` and a run config file (``None``: the shipped one),
     built once per file version (path, size, modification time) and shared."""
-    if run_config is None:
-        return _reward_function(problems, None)
-    path = Path(run_config).resolve()
-    try:
-        stat = path.stat()
-    except OSError:
-        raise ConfigError(f"{run_config}: config file not found") from None
-    return _reward_function(problems, (str(path), stat.st_size, stat.st_mtime_ns))
+    return _reward_function(problems, run_config_version(run_config))
 
 
 @functools.lru_cache(maxsize=16)

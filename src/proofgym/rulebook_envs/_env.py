@@ -13,7 +13,6 @@ from __future__ import annotations
 import functools
 import math
 import weakref
-from pathlib import Path
 from typing import Any, Callable
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -29,6 +28,7 @@ from proofgym.envs import (
     answer_tool,
     check_answer_run_config,
     reward_components,
+    run_config_version,
 )
 from proofgym.rewards import RewardFunction
 from proofgym.runtime import InProcessExecutor
@@ -113,7 +113,7 @@ class RulebookEnv(SingleAnswerEnv):
         self.config = config or RulebookEnvConfig()
         if reward_function is None:
             reward_function = shared_reward_function(self.domain.name, self.config.run_config)
-        super().__init__(reward_function, description=ANSWER_TOOL.description, max_turns=self.config.max_turns)
+        super().__init__(reward_function, tool=ANSWER_TOOL, max_turns=self.config.max_turns)
         self._period = balance_period(self.domain)
         self._record: Record | None = None
         self._example: dict[str, Any] = {}
@@ -206,14 +206,7 @@ def shared_reward_function(domain: str, run_config: str | None = None) -> Reward
 
     Built once per domain and config file version (path, size, modification time), then shared.
     """
-    if run_config is None:
-        return _reward_function(domain, None)
-    path = Path(run_config).resolve()
-    try:
-        stat = path.stat()
-    except OSError:
-        raise ConfigError(f"{run_config}: config file not found") from None
-    return _reward_function(domain, (str(path), stat.st_size, stat.st_mtime_ns))
+    return _reward_function(domain, run_config_version(run_config))
 
 
 @functools.lru_cache(maxsize=32)

@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from proofgym.config import parse_run_config
 from proofgym.core import Claim, Outcome, RejectedFact, Verdict
-from proofgym.envs import Observation, SingleAnswerEnv, ToolResult
+from proofgym.envs import Observation, SingleAnswerEnv, ToolResult, answer_tool
 from proofgym.verifiers import VerifierExample, VerifierKind
 
 DECISIONS = ("even", "odd")
@@ -88,7 +88,7 @@ class ParityEnv(SingleAnswerEnv):
     def __init__(self, **config: Any) -> None:
         self.config = ParityEnvConfig.model_validate(config, strict=True)
         super().__init__(parse_run_config(RUN_CONFIG).reward_function(),
-                         description="Give your answer: one <decision> block.")
+                         tool=answer_tool("Give your answer: one <decision> block."))
         self.max_value = self.config.max_value
         self.n = 0
 
