@@ -4,6 +4,7 @@ accepted, compared like the header key, refused with 401 when wrong, and never l
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from urllib.parse import quote
 
@@ -87,27 +88,34 @@ class _Capture(logging.Handler):
         self.lines.append(record.getMessage())
 
 
+@contextlib.contextmanager
+def _uvicorn_lines():
+    """The lines uvicorn's access, error and ASGI-trace loggers write inside the block."""
+    loggers = [logging.getLogger(name) for name in ("uvicorn.access", "uvicorn.error", "uvicorn.asgi")]
+    capture = _Capture()
+    for logger in loggers:
+        logger.addHandler(capture)
+    try:
+        yield capture.lines
+    finally:
+        for logger in loggers:
+            logger.removeHandler(capture)
+
+
 def test_the_key_appears_in_no_log_line_of_a_real_server_at_trace_level(reward_fn):
     """uvicorn's access log prints the query string, and at trace level every ASGI scope: neither shows the key,
     for accepted and refused requests alike, nor does a line uvicorn logs before the app runs."""
-    loggers = [logging.getLogger(name) for name in ("uvicorn.access", "uvicorn.error", "uvicorn.asgi")]
-    capture = _Capture()
-    with served(create_reward_app(reward_fn, api_key=KEY), log_level="trace") as (port, _):
-        for logger in loggers:
-            logger.addHandler(capture)
-        try:
-            base = f"http://127.0.0.1:{port}"
-            with httpx.Client(base_url=base, timeout=30) as client:
-                assert client.post(f"/get_reward?key={quote(KEY, safe='')}", json=_body()).status_code == 200
-                assert client.post(f"/get_reward?key={SECRET_PART}-wrong", json=_body()).status_code == 401
-                assert client.get(f"/health?key={quote(KEY, safe='')}").status_code == 200
-            # uvicorn's own 503 (connection limit) logs the request line without the app seeing it.
-            loggers[0].info('%s - "%s %s HTTP/%s" %d', "127.0.0.1:1", "POST", f"/get_reward?key={quote(KEY, safe='')}",
-                            "1.1", 503)
-        finally:
-            for logger in loggers:
-                logger.removeHandler(capture)
-    text = "\n".join(capture.lines)
+    with served(create_reward_app(reward_fn, api_key=KEY), log_level="trace") as (port, _), \
+            _uvicorn_lines() as lines:
+        base = f"http://127.0.0.1:{port}"
+        with httpx.Client(base_url=base, timeout=30) as client:
+            assert client.post(f"/get_reward?key={quote(KEY, safe='')}", json=_body()).status_code == 200
+            assert client.post(f"/get_reward?key={SECRET_PART}-wrong", json=_body()).status_code == 401
+            assert client.get(f"/health?key={quote(KEY, safe='')}").status_code == 200
+        # uvicorn's own 503 (connection limit) logs the request line without the app seeing it.
+        logging.getLogger("uvicorn.access").info('%s - "%s %s HTTP/%s" %d', "127.0.0.1:1", "POST",
+                                                 f"/get_reward?key={quote(KEY, safe='')}", "1.1", 503)
+    text = "\n".join(lines)
     # The access and trace lines were written: the app removed the parameter, uvicorn's own lines are redacted.
     assert '"POST /get_reward HTTP/1.1" 200' in text and "/get_reward?key=*** HTTP/1.1\" 503" in text
     assert "'query_string': b'key=***'" in text  # logged (redacted) before the app removes it
@@ -121,21 +129,14 @@ OTHER_CREDENTIALS = "&".join(f"{name}={SECRET_PART}-other" for name in (
 def test_no_credential_parameter_appears_in_a_log_line_or_an_answer(reward_fn):
     """Not only the key: every credential-looking parameter a client puts in the URL (OpenRLHF's remote_url is
     the user's to write) is redacted from the access and trace lines, and no answer echoes one."""
-    loggers = [logging.getLogger(name) for name in ("uvicorn.access", "uvicorn.error", "uvicorn.asgi")]
-    capture = _Capture()
-    with served(create_reward_app(reward_fn, api_key=KEY), log_level="trace") as (port, _):
-        for logger in loggers:
-            logger.addHandler(capture)
-        try:
-            with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=30) as client:
-                answers = [client.post(f"/get_reward?key={quote(KEY, safe='')}&{OTHER_CREDENTIALS}", json=_body()),
-                           client.post(f"/get_reward?{OTHER_CREDENTIALS}", json=_body()),  # no key: 401
-                           client.post(f"/get_reward?key={quote(KEY, safe='')}&{OTHER_CREDENTIALS}", json={}),
-                           client.get(f"/health?{OTHER_CREDENTIALS}")]
-        finally:
-            for logger in loggers:
-                logger.removeHandler(capture)
+    with served(create_reward_app(reward_fn, api_key=KEY), log_level="trace") as (port, _), \
+            _uvicorn_lines() as lines:
+        with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=30) as client:
+            answers = [client.post(f"/get_reward?key={quote(KEY, safe='')}&{OTHER_CREDENTIALS}", json=_body()),
+                       client.post(f"/get_reward?{OTHER_CREDENTIALS}", json=_body()),  # no key: 401
+                       client.post(f"/get_reward?key={quote(KEY, safe='')}&{OTHER_CREDENTIALS}", json={}),
+                       client.get(f"/health?{OTHER_CREDENTIALS}")]
     assert [answer.status_code for answer in answers] == [200, 401, 422, 200]
-    text = "\n".join(capture.lines)
+    text = "\n".join(lines)
     assert '"POST /get_reward?api_key=***&token=***&access_token=***&sig=***' in text  # written, redacted
     assert SECRET_PART not in text and all(SECRET_PART not in answer.text for answer in answers)
