@@ -31,7 +31,7 @@ from proofgym.integrations import (
     compute_score_batch,
     create_reward_app,
     domain_run_config,
-    shared_reward_function,
+    reward_function_for_run_config,
     trl_reward_function,
 )
 
@@ -96,7 +96,7 @@ def main() -> None:
          lambda s, src: compute_score_batch([src] * len(s["rows"]), s["completions"],
                                             [{"gold": r["gold"], "source_facts": r["source_facts"]} for r in s["rows"]])),
     ):
-        shared_reward_function(source)
+        reward_function_for_run_config(source)
         results[label] = timed(lambda s, fn=fn, src=source: fn(s, src), steps)
 
     results["OpenRLHF POST /get_reward (HTTP)"] = time_http(steps)

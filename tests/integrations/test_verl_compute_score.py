@@ -6,7 +6,11 @@ import threading
 
 import pytest
 
-from proofgym.integrations import compute_score, compute_score_batch, shared_reward_function
+from proofgym.integrations import (
+    compute_score,
+    compute_score_batch,
+    reward_function_for_run_config,
+)
 from proofgym.integrations._verl import CONFIG_ENV, INVALID_SCORE_ENV
 
 from ._support import flip_decision, outage_config, rows_and_gold
@@ -24,7 +28,7 @@ def _no_env(monkeypatch):
 def test_a_gold_response_scores_the_ceiling_with_its_breakdown():
     rows, gold = rows_and_gold(1)
     result = compute_score("grant_eligibility", gold[0], rows[0]["gold"], {"source_facts": rows[0]["source_facts"]})
-    top = shared_reward_function("grant_eligibility").shaper.bounds[1]
+    top = reward_function_for_run_config("grant_eligibility").shaper.bounds[1]
     assert result["score"] == pytest.approx(top) and result["reward"] == result["score"]
     assert result["outcome"] == "certified" and result["valid"] == 1.0
     assert result["decision"] == result["certified_decision"] == rows[0]["gold"]
@@ -92,7 +96,7 @@ def test_the_batch_entry_point_matches_one_at_a_time_and_verifies_duplicates_onc
     rows, gold = rows_and_gold(4)
     responses = gold + gold + [flip_decision(gold[0])]
     truths = [r["gold"] for r in rows] * 2 + [rows[0]["gold"]]
-    reward_fn = shared_reward_function("grant_eligibility")
+    reward_fn = reward_function_for_run_config("grant_eligibility")
     batch = compute_score_batch(["grant_eligibility"] * 9, responses, truths, [None] * 9)
     metrics = reward_fn.runtime.last_batch_metrics()
     assert metrics.claims == 9 and metrics.dedup_saves + metrics.cache_hits_memory >= 4
@@ -121,7 +125,8 @@ def test_worker_threads_share_one_reward_function_and_agree():
         thread.join(30)
     assert not errors
     assert all(results[k] == expected for k in range(8))
-    assert shared_reward_function("grant_eligibility") is shared_reward_function("proofgym:grant_eligibility")
+    assert (reward_function_for_run_config("grant_eligibility")
+            is reward_function_for_run_config("proofgym:grant_eligibility"))
 
 
 def _score_in_child(args):

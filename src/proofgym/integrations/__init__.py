@@ -15,7 +15,12 @@ from proofgym.integrations._openrlhf import (
     serve_reward,
     split_response,
 )
-from proofgym.integrations._run_config_source import domain_run_config, resolve_run_config, shared_reward_function
+from proofgym.integrations._run_config_source import (
+    domain_run_config,
+    resolve_run_config,
+    reward_function_for_run_config,
+)
+from proofgym.integrations._train_run import TrainResult, run_training
 from proofgym.integrations._trl import (
     AsyncTRLRewardFunction,
     TRLRewardFunction,
@@ -24,7 +29,6 @@ from proofgym.integrations._trl import (
     lora_config,
     trl_reward_function,
 )
-from proofgym.integrations._train_run import TrainResult, run_training
 from proofgym.integrations._trl_env import TRLEnvironment, trl_environment
 from proofgym.integrations._verl import compute_score, compute_score_batch
 
@@ -48,9 +52,9 @@ __all__ = [
     "parse_label",
     "resolve_run_config",
     "reward_api_key",
-    "serve_reward",
+    "reward_function_for_run_config",
     "run_training",
-    "shared_reward_function",
+    "serve_reward",
     "split_response",
     "trl_environment",
     "trl_reward_function",

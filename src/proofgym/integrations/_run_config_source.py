@@ -41,7 +41,7 @@ def resolve_run_config(source: str | Path) -> RunConfig:
                      f"(domains: {', '.join(domain_names())})")
 
 
-def shared_reward_function(source: str | Path) -> RewardFunction:
+def reward_function_for_run_config(source: str | Path) -> RewardFunction:
     """One reward function per run config (file or domain) per process, built on first use.
 
     Safe from any thread: the first caller builds it under a lock, everyone shares it (a

@@ -25,7 +25,7 @@ from typing import Any
 
 from proofgym.integrations._labels import label_text
 from proofgym.integrations._metrics import item_breakdown
-from proofgym.integrations._run_config_source import shared_reward_function
+from proofgym.integrations._run_config_source import reward_function_for_run_config
 
 CONFIG_ENV = "PROOFGYM_RUN_CONFIG"
 INVALID_SCORE_ENV = "PROOFGYM_INVALID_SCORE"
@@ -61,7 +61,7 @@ def compute_score_batch(data_sources: Sequence[Any], solution_strs: Sequence[Any
         groups.setdefault(_config_source(data_sources[i], extra_infos[i]), []).append(i)
     results: list[dict[str, Any] | None] = [None] * n
     for source, indices in groups.items():
-        reward_fn = shared_reward_function(source)
+        reward_fn = reward_function_for_run_config(source)
         refs = [_reference(ground_truths[i], extra_infos[i], i) for i in indices]
         prompts = [_prompt(extra_infos[i]) for i in indices]
         # Whatever a solution is, the parser reports a non-text one as a format error: it never raises.
