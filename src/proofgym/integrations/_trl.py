@@ -15,8 +15,8 @@ import threading
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from proofgym.integrations._metrics import batch_metrics, last_runtime_metrics
-from proofgym.rewards import RewardFunction, ScoredItem
+from proofgym.rewards import RewardFunction, ScoredItem, batch_metrics
+from proofgym.rewards._metrics import last_runtime_metrics
 
 if TYPE_CHECKING:
     from proofgym.config import RunConfig, TrainConfig

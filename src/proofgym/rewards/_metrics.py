@@ -1,10 +1,12 @@
-"""What the trainer adapters report about a scored batch: a flat per-item breakdown and batch metrics."""
+"""What a trainer adapter or the reward server reports about a scored batch: a flat per-item breakdown and batch
+metrics."""
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
-from proofgym.rewards import ScoredItem
+from proofgym.rewards._function import ScoredItem
 
 # The shaper's components, in a fixed order: every per-item breakdown carries all of them, since
 # veRL and OpenRLHF collect each key into one array per batch and need the same keys on every item.
