@@ -62,7 +62,9 @@ class Registry(Generic[T]):
     def register(self, name: str, target: T | str, *, origin: str = "") -> None:
         """Register ``name``: an object, or a ``"module:attribute"`` string imported on first lookup.
 
-        Registering a name twice is an error, unless it is the same lazy target again (a module imported twice).
+        Registering a name twice is an error, unless it is the same target again: the same lazy target (a module
+        imported twice), or an object and the lazy target that names it (a module that registers its own function
+        with a decorator, and the entry point that names that function; the object is kept).
         An object the registry's ``check`` refuses raises its ``TypeError`` / ``ValueError``.
         """
         if not isinstance(name, str) or not name.strip():
@@ -74,7 +76,11 @@ class Registry(Generic[T]):
             target = self._check(target)
         with self._lock:
             if name in self._targets:
-                if isinstance(target, str) and target == self._targets[name]:
+                known = self._targets[name]
+                if isinstance(target, str) and (target == known or target == _target_of(known)):
+                    return
+                if isinstance(known, str) and known == _target_of(target):
+                    self._targets[name] = target
                     return
                 raise RegistryError(f"{self.kind} {name!r} is already registered"
                                     + (f" (by {self._origins[name]})" if self._origins.get(name) else ""))
@@ -137,6 +143,14 @@ class Registry(Generic[T]):
                                         f"{seen[point.name]!r} and {point.value!r}")
                 seen[point.name] = point.value
                 self.register(point.name, point.value, origin=origin)
+
+
+def _target_of(value: Any) -> str | None:
+    """The lazy target (``"module:qualname"``) that names ``value``, for a function or class; else ``None``."""
+    module, qualname = getattr(value, "__module__", None), getattr(value, "__qualname__", None)
+    if isinstance(value, str) or not isinstance(module, str) or not isinstance(qualname, str):
+        return None
+    return f"{module}:{qualname}"
 
 
 def _instance_check(cls: type) -> Callable[[Any], Any]:

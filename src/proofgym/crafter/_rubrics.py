@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from proofgym.judges import CriterionContext, RubricSet, rubric_set_from_data
+from proofgym.judges import CriterionContext, RubricSet, register_criterion, rubric_set_from_data
 
 #: Crafter's tech tree, shallowest first: an achievement's tier is how deep in it the agent had to get.
 TIERS: tuple[frozenset[str], ...] = (
@@ -44,6 +44,7 @@ def _unlocked(info: Mapping[str, Any] | None) -> set[str]:
     return {str(name) for name, count in achievements.items() if isinstance(count, int) and count > 0}
 
 
+@register_criterion("crafter.unique_achievements")
 def unique_achievements(ctx: CriterionContext) -> tuple[float, str] | None:
     """1 when this decision unlocked an achievement new to the episode, else 0."""
     step = ctx.step
@@ -55,6 +56,7 @@ def unique_achievements(ctx: CriterionContext) -> tuple[float, str] | None:
     return 0.0, "nothing new unlocked"
 
 
+@register_criterion("crafter.achievement_depth")
 def achievement_depth(ctx: CriterionContext) -> tuple[float, str] | None:
     """The deepest tier of the tech tree (:data:`TIERS`) with an unlocked achievement, over the 5 tiers."""
     unlocked = _unlocked(_last_info(ctx))
@@ -62,6 +64,7 @@ def achievement_depth(ctx: CriterionContext) -> tuple[float, str] | None:
     return depth / len(TIERS), f"deepest tier reached: {depth} of {len(TIERS)}"
 
 
+@register_criterion("crafter.goal_completion")
 def goal_completion(ctx: CriterionContext) -> tuple[float, str] | None:
     """Half for surviving to the end (not dying), half for the deepest crafted milestone: iron tools, a furnace
     or iron 1.0, stone tools 0.6, a table or wood tools 0.3."""
@@ -81,7 +84,7 @@ CRAFTER_RUBRICS: RubricSet = rubric_set_from_data({
         "goal_text": "Each decision unlocks new Crafter achievements or sets one up.",
         "criteria": [
             {"id": "unique_achievements", "weight": 0.9, "scale": "binary",
-             "function": "crafter.unique_achievements",
+             "function": unique_achievements,
              "description": "Return 1 when this decision explicitly unlocks a brand-new Crafter achievement "
                             "(inventory or status text confirms it this turn). Otherwise return 0."},
             {"id": "intent_alignment", "weight": 0.1, "scale": "bounded",
@@ -94,10 +97,10 @@ CRAFTER_RUBRICS: RubricSet = rubric_set_from_data({
         "id": "crafter/outcome", "version": "1", "aggregation": "weighted_sum",
         "goal_text": "Survive and get deep into Crafter's tech tree.",
         "criteria": [
-            {"id": "goal_completion", "weight": 0.6, "scale": "bounded", "function": "crafter.goal_completion",
+            {"id": "goal_completion", "weight": 0.6, "scale": "bounded", "function": goal_completion,
              "description": "Full credit when the agent ends with strong survival metrics and a clear crafted "
                             "milestone (e.g., iron tools, furnace)."},
-            {"id": "achievement_depth", "weight": 0.4, "scale": "bounded", "function": "crafter.achievement_depth",
+            {"id": "achievement_depth", "weight": 0.4, "scale": "bounded", "function": achievement_depth,
              "description": "Partial credit for intermediate achievements (saplings, wood/stone tools) that set up "
                             "future success."},
         ],

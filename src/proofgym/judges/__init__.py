@@ -22,6 +22,7 @@ from proofgym.judges._rubric import (
     RubricSet,
     RubricWeights,
     Scale,
+    criterion_name,
     load_rubric_set,
     rubric_set_from_data,
 )
@@ -38,7 +39,7 @@ from proofgym.judges._score import (
 from proofgym.judges._types import CriterionVerdict, Judge, JudgeItem, JudgeVerdict, Level
 from proofgym.judges._view import clip, render_decision, render_step, render_trajectory
 from proofgym.judges._limiter import EndpointLimits, LimiterRegistry, RateLimiter, limiter_for
-from proofgym.judges._llm import LLMJudge, chat_completions_url, default_runtime_config
+from proofgym.judges._llm import LLMJudge, default_runtime_config
 from proofgym.judges._parse import (
     ParsedGroupVerdicts,
     ParsedVerdicts,
@@ -59,7 +60,7 @@ from proofgym.judges._panel import PANEL_AGGREGATES, Panel
 __all__ = [
     "AGGREGATIONS", "BLENDED_KIND", "CRITERIA", "JUDGE_SOURCE", "LEVELS", "PANEL_AGGREGATES", "PROMPT_VERSION",
     "RUBRIC_SETS", "blend", "BlendedReward", "build_group_messages", "build_judge", "build_messages", "build_scorer",
-    "chat_completions_url", "clip", "Criterion", "CriterionContext", "CriterionFunction", "CriterionVerdict",
+    "clip", "Criterion", "CriterionContext", "criterion_name", "CriterionFunction", "CriterionVerdict",
     "default_runtime_config", "EndpointLimits", "env_return", "escape_candidate", "Judge", "JudgeItem",
     "JudgeVerdict", "JudgingConfig", "Level", "LevelScore", "limiter_for", "LimiterRegistry", "LLMJudge",
     "load_rubric_set", "Panel", "parse_group_verdicts", "parse_verdicts", "ParsedGroupVerdicts", "ParsedVerdicts",

@@ -9,6 +9,10 @@ with :func:`register_criterion` (or the ``proofgym.criteria`` entry-point group)
     def compiled(ctx: CriterionContext) -> tuple[float, str]:
         ...
 
+A rubric built in Python passes the function itself (``{"id": "compiled", "function": compiled, ...}``); verdicts
+and traces name it by its registered name (``mine.compiled``) all the same. A rubric file names it by that name,
+which is looked up in the registry (entry points included).
+
 A function that raises, or returns something not on the scale, gives an invalid verdict (it abstains), never 0.
 """
 
@@ -19,7 +23,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
 from proofgym.core import ErrorKind, Registry
-from proofgym.judges._rubric import Criterion
+from proofgym.judges._rubric import CRITERION_NAME_ATTRIBUTE, Criterion
 from proofgym.judges._types import CriterionVerdict, JudgeItem, JudgeVerdict, Level
 from proofgym.traces import SessionTrace, StepTrace
 
@@ -65,14 +69,25 @@ CRITERIA: Registry[CriterionFunction] = Registry("programmatic criterion", "proo
 
 def register_criterion(name: str, function: CriterionFunction | str | None = None) -> Any:
     """Register a programmatic criterion (a function, or a lazy ``"module:attribute"``); used bare it is a
-    decorator: ``@register_criterion("name")``."""
+    decorator: ``@register_criterion("name")``. A function registered here is known by ``name`` in verdicts and
+    traces, also where a rubric passes it by object."""
     if function is None:
         def decorator(fn: CriterionFunction) -> CriterionFunction:
-            CRITERIA.register(name, fn)
-            return fn
+            return register_criterion(name, fn)  # type: ignore[no-any-return]
         return decorator
     CRITERIA.register(name, function)
+    if not isinstance(function, str):
+        _named(function, name)
     return function
+
+
+def _named(function: CriterionFunction, name: str) -> None:
+    """Mark ``function`` as the criterion ``name`` (a function registered under a second name keeps its first)."""
+    if callable(function) and getattr(function, CRITERION_NAME_ATTRIBUTE, None) is None:
+        try:
+            setattr(function, CRITERION_NAME_ATTRIBUTE, name)
+        except (AttributeError, TypeError):  # a builtin or a slotted object: known by module:qualname
+            pass
 
 
 class ProgrammaticJudge:
@@ -106,7 +121,7 @@ class ProgrammaticJudge:
         if criterion.function is None:
             return CriterionVerdict(criterion.id, None, "not a programmatic criterion (it names no function)", name)
         try:
-            function = self._registry.get(criterion.function)
+            function = criterion.callable or self._registry.get(criterion.function)
             value = function(CriterionContext(item.trace, item.level, criterion, item.step_index))  # type: ignore[arg-type]
         except Exception as exc:  # a criterion's bug abstains; it never crashes a run nor scores 0
             return CriterionVerdict(criterion.id, None, f"{type(exc).__name__}: {exc}"[:500], name)

@@ -1,9 +1,11 @@
 """Rubrics: what a judge scores, criterion by criterion, and how the criteria add up.
 
 A rubric is ``{version, goal_text, criteria: [{id, description, weight, required, scale, function}], aggregation}``.
-A criterion's ``scale`` is ``bounded`` (a number in ``[min, max]``, by default ``[0, 1]``), ``binary`` (0 or 1) or ``choices`` (one of listed
-numbers); every score is normalised to ``[0, 1]`` before aggregating. A criterion with ``function`` is computed by
-the registered programmatic criterion of that name; the others need an LLM judge.
+A criterion's ``scale`` is ``bounded`` (a number in ``[min, max]``, by default ``[0, 1]``), ``binary`` (0 or 1) or
+``choices`` (one of listed numbers); every score is normalised to ``[0, 1]`` before aggregating. A criterion with
+``function`` is computed by a programmatic criterion: the function itself (a rubric built in Python passes it by
+object), or the name it is registered under (a rubric file names it; plugins register through entry points); the
+others need an LLM judge.
 
 Aggregations (over normalised scores ``s_i`` and weights ``w_i``):
 
@@ -20,9 +22,18 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
-from typing import Any, Literal, Mapping
+from typing import Any, Callable, Literal, Mapping
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    ValidationError,
+    ValidatorFunctionWrapHandler,
+    field_validator,
+    model_validator,
+)
 
 from proofgym.config import read_config_file
 from proofgym.core import ConfigError, config_problems, problem_line
@@ -99,8 +110,23 @@ def _scale(value: Any) -> Any:
     return value
 
 
+#: The attribute :func:`~proofgym.judges.register_criterion` names a function with.
+CRITERION_NAME_ATTRIBUTE = "__proofgym_criterion__"
+
+
+def criterion_name(function: Callable[..., Any]) -> str:
+    """The name a criterion function is known by in verdicts and traces: the name it was registered under
+    (:func:`~proofgym.judges.register_criterion`), else ``"module:qualname"``."""
+    name = getattr(function, CRITERION_NAME_ATTRIBUTE, None)
+    if isinstance(name, str) and name:
+        return name
+    return f"{getattr(function, '__module__', '?')}:{getattr(function, '__qualname__', type(function).__name__)}"
+
+
 class Criterion(_Strict):
-    """One thing a judge scores. ``function`` names a registered programmatic criterion; without it an LLM judges."""
+    """One thing a judge scores. ``function`` is a programmatic criterion, the function itself or the name it is
+    registered under (kept as the name, :func:`criterion_name`; the function as :attr:`callable`); without it an
+    LLM judges."""
 
     id: str = Field(min_length=1, max_length=128, pattern=r"^[A-Za-z0-9_.:/-]+$")
     description: str = Field(min_length=1, max_length=4000)
@@ -109,11 +135,28 @@ class Criterion(_Strict):
     scale: Scale = Scale()
     function: str | None = Field(default=None, min_length=1)
 
+    _callable: Callable[..., Any] | None = PrivateAttr(default=None)
     _coerce_scale = field_validator("scale", mode="before")(lambda cls, v: _scale(v))
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _function_object(cls, data: Any, handler: ValidatorFunctionWrapHandler) -> Criterion:
+        """``function`` given as a function: validated under its name, the function kept beside it."""
+        function = data.get("function") if isinstance(data, Mapping) else None
+        if function is None or isinstance(function, str) or not callable(function):
+            return handler(data)  # type: ignore[no-any-return]
+        criterion: Criterion = handler({**data, "function": criterion_name(function)})
+        criterion._callable = function
+        return criterion
 
     @property
     def programmatic(self) -> bool:
         return self.function is not None
+
+    @property
+    def callable(self) -> Callable[..., Any] | None:
+        """The criterion function itself when the rubric gave it by object (``None``: look ``function`` up)."""
+        return self._callable
 
 
 class Rubric(_Strict):

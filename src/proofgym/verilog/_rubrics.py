@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from proofgym.judges import CriterionContext, RubricSet, rubric_set_from_data
+from proofgym.judges import CriterionContext, RubricSet, register_criterion, rubric_set_from_data
 from proofgym.traces import StepTrace
 
 _JUDGED_TOOLS = frozenset({"compile", "simulate", "submit"})
@@ -36,6 +36,7 @@ def _compiled(step: StepTrace) -> bool | None:
     return phase == "simulate" or (phase == "compile" and "compile_log" not in evidence)
 
 
+@register_criterion("verilog.compilation_success")
 def compilation_success(ctx: CriterionContext) -> tuple[float, str] | None:
     """1 when the design as this decision left it compiles, 0 when it does not or was never compiled.
 
@@ -60,6 +61,7 @@ def compilation_success(ctx: CriterionContext) -> tuple[float, str] | None:
     return 0.0, "this design revision was never compiled"
 
 
+@register_criterion("verilog.process_efficiency")
 def process_efficiency(ctx: CriterionContext) -> tuple[float, str] | None:
     """0 for a redundant decision, else 1: repeating a tool on a design revision it already ran on (compile or
     simulate the same revision again, rewrite identical content), or a refused call; 1 otherwise."""
@@ -79,6 +81,7 @@ def process_efficiency(ctx: CriterionContext) -> tuple[float, str] | None:
     return 1.0, "not redundant"
 
 
+@register_criterion("verilog.tests_passed")
 def tests_passed(ctx: CriterionContext) -> tuple[float, str] | None:
     """1 when the last submitted design passed the testbench, 0 when it failed or nothing was submitted; abstains
     when the last submission's judge could not run."""
@@ -100,9 +103,9 @@ VERILOG_RUBRICS: RubricSet = rubric_set_from_data({
         "id": "verilog/event", "version": "1", "aggregation": "weighted_sum",
         "goal_text": "Each decision moves the design towards one that compiles, without wasted operations.",
         "criteria": [
-            {"id": "compilation_success", "weight": 0.7, "scale": "binary", "function": "verilog.compilation_success",
+            {"id": "compilation_success", "weight": 0.7, "scale": "binary", "function": compilation_success,
              "description": "1.0 when the design as this decision left it compiles, 0.0 for errors."},
-            {"id": "process_efficiency", "weight": 0.3, "scale": "binary", "function": "verilog.process_efficiency",
+            {"id": "process_efficiency", "weight": 0.3, "scale": "binary", "function": process_efficiency,
              "description": "Penalises redundant operations: repeating a tool on an unchanged design."},
         ],
     },
@@ -110,7 +113,7 @@ VERILOG_RUBRICS: RubricSet = rubric_set_from_data({
         "id": "verilog/outcome", "version": "1", "aggregation": "weighted_sum",
         "goal_text": "A Verilog module that meets its specification and passes its testbench.",
         "criteria": [
-            {"id": "tests_passed", "weight": 0.8, "scale": "binary", "function": "verilog.tests_passed",
+            {"id": "tests_passed", "weight": 0.8, "scale": "binary", "function": tests_passed,
              "description": "Full credit when all tests pass."},
             {"id": "design_quality", "weight": 0.2, "scale": {"kind": "bounded", "min": 0, "max": 10},
              "description": "Code clarity and documentation of the final design: meaningful names, comments where "
