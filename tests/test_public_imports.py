@@ -16,9 +16,7 @@ from pathlib import Path
 from _source_tree import SOURCE, copy_source
 
 
-#: ``(importing package, imported module)`` pairs allowed although they cross packages. Empty: the one
-#: expected crossing, the legacy alias ``proofgym.examples.grant_rules`` re-exporting
-#: ``proofgym.reference_verifiers.grant_rules``, names a public module and is no private import.
+#: ``(importing package, imported module)`` pairs allowed although they cross packages. Empty.
 ALLOWED: set[tuple[str, str]] = set()
 
 

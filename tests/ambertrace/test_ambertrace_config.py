@@ -84,7 +84,5 @@ def test_platform_id_must_be_an_int(bad):
 
 
 def test_platform_version_enters_the_cache_key():
-    from proofgym.verifiers import AmberTraceVerifier  # the compatibility alias
-
     assert AmberTraceVerifier(7).version != AmberTraceVerifier(7, platform_version="2026-11-29").version
     assert AmberTraceVerifier(7, platform_version="a").version == AmberTraceVerifier(7, platform_version="a").version

@@ -38,7 +38,7 @@ def test_a_boolean_or_a_string_for_a_number_is_refused_with_its_key(sections, li
 
 
 @pytest.mark.parametrize("verifier, line", [
-    ({"kind": "python", "function": "proofgym.examples.grant_rules:verify", "uses_decision": 1},
+    ({"kind": "python", "function": "proofgym.domains.grant_rules:verify", "uses_decision": 1},
      "verifier.uses_decision: Input should be a valid boolean, got 1"),
     ({"kind": "ambertrace", "platform_id": 3, "request_timeout_s": True},
      "verifier.request_timeout_s: Input should be a valid number, got true"),

@@ -2,13 +2,13 @@ import pytest
 
 from proofgym.config import ConfigError, load_run_config
 
-REPO_CONFIG = "configs/grant_eligibility.yaml"
+REPO_CONFIG = "configs/run/grant_eligibility.yaml"
 
 MINIMAL_YAML = """
 name: t
 verifier:
   kind: python
-  function: proofgym.examples.grant_rules:verify
+  function: proofgym.domains.grant_rules:verify
 """
 
 
@@ -30,7 +30,7 @@ def test_yaml_and_toml_are_equivalent(tmp_path):
 name = "t"
 [verifier]
 kind = "python"
-function = "proofgym.examples.grant_rules:verify"
+function = "proofgym.domains.grant_rules:verify"
 """)
     yaml = write(tmp_path, "run.yaml", MINIMAL_YAML)
     assert load_run_config(toml).model_dump() == load_run_config(yaml).model_dump()

@@ -9,7 +9,7 @@ from proofgym.domains import Record, build_dataset, gold_completion
 from proofgym.rewards import DefaultRewardShaper, RewardFunction, ShaperConfig
 from proofgym.rules import load_rulebook
 from proofgym.runtime import RuntimeConfig, VerificationRuntime
-from proofgym.verifiers import RulebookVerifier
+from proofgym.domains import RulebookVerifier
 
 SHAPERS = {"verifier": ShaperConfig(), "rule_mentions": ShaperConfig(graded_from="rule_mentions")}
 

@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from proofgym.core import Claim
 from proofgym.domains import get_domain
-from proofgym.reference_verifiers.grant_rules import verify
+from proofgym.domains.grant_rules import verify
 
 from ._support import kernel_for
 

@@ -1,8 +1,8 @@
-from proofgym.domains import build_messages, build_prompt_text, build_system_prompt
+from proofgym.domains import build_prompt_messages, build_prompt_text, build_system_prompt
 
 
 def test_messages_are_system_then_user(spec):
-    assert build_messages(spec, "Record: Ada, 34") == [
+    assert build_prompt_messages(spec, "Record: Ada, 34") == [
         {"role": "system", "content": build_system_prompt(spec)},
         {"role": "user", "content": "Record: Ada, 34"},
     ]

@@ -39,10 +39,3 @@ def test_branches_must_lead_to_the_specs_decisions(domain):
 def test_every_decision_has_a_branch(domain):
     assert set(domain.branches.values()) == set(domain.spec.decisions)
 
-
-def test_the_prompt_contract_is_still_reachable_under_its_old_name():
-    import proofgym.domains
-    import proofgym.prompts
-
-    for name in proofgym.prompts.__all__:
-        assert getattr(proofgym.prompts, name) is getattr(proofgym.domains, name)

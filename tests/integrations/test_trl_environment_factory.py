@@ -119,7 +119,7 @@ def test_a_grpo_step_with_the_environment_factory_on_the_tiny_model(grant, tiny,
     from trl.chat_template_utils import qwen2_5_chat_template
 
     from proofgym.config import parse_run_config
-    from proofgym.envs import default_run_config
+    from proofgym.domains import default_run_config
     from proofgym.integrations import build_grpo_trainer
 
     model, tokenizer = tiny

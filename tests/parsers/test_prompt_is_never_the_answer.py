@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from proofgym.domains import DomainSpec, build_messages, build_prompt_text, build_system_prompt
+from proofgym.domains import DomainSpec, build_prompt_messages, build_prompt_text, build_system_prompt
 
 SPEC = DomainSpec(
     name="permits",
@@ -60,7 +60,7 @@ def test_templated_prompt_plus_response(record, template):
     completion = template(build_system_prompt(SPEC), record) + RESPONSE
     for prompt in (
         build_prompt_text(SPEC, record),
-        build_messages(SPEC, record),
+        build_prompt_messages(SPEC, record),
         template(build_system_prompt(SPEC), record),
     ):
         assert PARSER.parse(completion, prompt=prompt).claim == EXPECTED
@@ -81,7 +81,7 @@ def test_whitespace_differences(mangle):
 
 
 def test_chat_format_completions():
-    messages = build_messages(SPEC, RECORD)
+    messages = build_prompt_messages(SPEC, RECORD)
     assert PARSER.parse([{"role": "assistant", "content": RESPONSE}], prompt=messages).claim == EXPECTED
     assert PARSER.parse([*messages, {"role": "assistant", "content": RESPONSE}], prompt=messages).claim == EXPECTED
     parts = [{"role": "assistant", "content": [{"type": "text", "text": RESPONSE}]}]

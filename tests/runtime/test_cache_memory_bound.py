@@ -9,7 +9,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from proofgym.core import Claim, Outcome, Verdict
-from proofgym.rulebook_envs import default_run_config
+from proofgym.domains import default_run_config
 from proofgym.runtime import LRUVerdictCache, RuntimeConfig, VerificationRuntime
 from proofgym.runtime._cache import estimated_bytes
 from proofgym.serve import create_app

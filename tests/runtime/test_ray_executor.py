@@ -84,7 +84,7 @@ def test_a_missing_ray_says_how_to_install_it(monkeypatch):
 def test_rulebook_verdicts_are_identical_to_in_process(ray_cluster, mode):
     from proofgym.domains import get_domain
     from proofgym.rules import RuleKernel, load_rulebook
-    from proofgym.verifiers import RulebookVerifier
+    from proofgym.domains import RulebookVerifier
 
     domain = get_domain("grant_eligibility")
     verifier = RulebookVerifier(RuleKernel(load_rulebook(domain.rulebook_path)))

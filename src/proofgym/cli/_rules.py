@@ -71,7 +71,7 @@ def query(
 ) -> None:
     """Run the kernel on a set of facts: the decision, its proof and the rule trace."""
     from proofgym.rules import RuleKernel
-    from proofgym.verifiers import verdict_from_report
+    from proofgym.domains import verdict_from_report
 
     from proofgym.formats import DocumentError, load_json
 

@@ -1,11 +1,20 @@
-"""Shipped classification domains: each a rulebook, a prompt contract (``DomainSpec``, and the prompts that state it
-exactly), a record generator and a renderer.
+"""The rulebook domains, in one place: each domain's records, rulebook and prompt contract, the ``rulebook`` verifier
+that checks claims against a rulebook, the domains' single-turn environments and the fact-finding environment, and
+the grant rules written in plain Python (:mod:`proofgym.domains.grant_rules`, an independent oracle). The rule
+kernel itself (language, checker, engine) is :mod:`proofgym.rules`.
 
 To add a domain, write one module of the shape of ``_grant_eligibility.py`` (a ``DomainSpec``, a
 generator, a renderer and a ``Domain``), its rulebook YAML and its default run config (``<rulebook>.run.yaml``)
 beside it, and one ``register_domain`` line below; a plugin's domain comes in through the ``proofgym.domains``
-entry-point group instead.
+entry-point group instead. Its environment is ``register_rulebook_env(name)``.
+
+The environments, the verifier and their dependencies (the reward path, the environment contract) are imported on
+first use of their names, so that reading a domain's records loads no environment. The ``rulebook`` verifier kind,
+the ``grant_eligibility`` / ``loan`` / ``fact_finding`` environments and fact-finding's rubrics are registered
+through entry points (pyproject.toml).
 """
+
+from typing import Any
 
 from proofgym.domains import _grant_eligibility, _loan
 from proofgym.domains._dataset import (
@@ -16,7 +25,7 @@ from proofgym.domains._dataset import (
     to_hf_dataset,
     write_jsonl,
 )
-from proofgym.domains._messages import build_messages, build_prompt_text
+from proofgym.domains._messages import build_prompt_messages, build_prompt_text
 from proofgym.domains._spec import DomainSpec
 from proofgym.domains._system_prompt import build_system_prompt, check_system_prompt
 from proofgym.domains._domain import DOMAINS, Domain, Record, domain_names, get_domain, register_domain
@@ -26,23 +35,65 @@ from proofgym.domains._grant_eligibility import INCOME_THRESHOLD as GRANT_INCOME
 register_domain(_grant_eligibility.DOMAIN)
 register_domain(_loan.DOMAIN)
 
+#: Names imported on first use, by the module that defines them.
+_LAZY = {
+    "_env": ("RulebookEnv", "RulebookEnvConfig", "balance_period", "default_run_config", "make_rulebook_env",
+             "shared_reward_function"),
+    "_factory": ("GRANT_ELIGIBILITY_ENV", "LOAN_ENV", "SHIPPED_RULEBOOK_DOMAINS", "RulebookEnvFactory",
+                 "register_rulebook_env"),
+    "_fact_finding": ("FACT_FINDING_RUBRICS", "FactFindingConfig", "FactFindingEnv", "make_fact_finding_env"),
+    "_verifier": ("RULEBOOK_VERIFIER", "RulebookOptions", "RulebookVerifier", "build_rulebook_verifier",
+                  "verdict_from_report"),
+}
+_MODULE_OF = {name: module for module, names in _LAZY.items() for name in names}
+
+
+def __getattr__(name: str) -> Any:
+    module = _MODULE_OF.get(name)
+    if module is None:
+        raise AttributeError(f"module 'proofgym.domains' has no attribute {name!r}")
+    import importlib
+
+    return getattr(importlib.import_module(f"proofgym.domains.{module}"), name)
+
+
 __all__ = [
     "DOMAINS",
+    "FACT_FINDING_RUBRICS",
+    "FactFindingConfig",
+    "FactFindingEnv",
+    "GRANT_ELIGIBILITY_ENV",
     "GRANT_INCOME_THRESHOLD",
+    "LOAN_ENV",
+    "RULEBOOK_VERIFIER",
     "Domain",
     "DomainSpec",
     "Record",
+    "RulebookEnv",
+    "RulebookEnvConfig",
+    "RulebookEnvFactory",
+    "RulebookOptions",
+    "RulebookVerifier",
+    "SHIPPED_RULEBOOK_DOMAINS",
+    "balance_period",
     "build_dataset",
     "build_example",
-    "build_messages",
+    "build_prompt_messages",
     "build_prompt_text",
+    "build_rulebook_verifier",
     "build_system_prompt",
     "check_system_prompt",
+    "default_run_config",
     "domain_names",
     "get_domain",
     "gold_completion",
     "gold_decision",
+    "make_fact_finding_env",
+    "make_rulebook_env",
     "register_domain",
+    "register_rulebook_env",
+    "shared_reward_function",
     "to_hf_dataset",
+    "verdict_from_report",
     "write_jsonl",
 ]

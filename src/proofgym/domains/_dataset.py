@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from proofgym.domains._domain import Domain, Record
-from proofgym.domains._messages import build_messages, build_prompt_text
+from proofgym.domains._messages import build_prompt_messages, build_prompt_text
 from proofgym.rules import RuleKernel, load_rulebook
 
 
@@ -59,7 +59,7 @@ def build_example(domain: Domain, record: Record, *, chat: bool) -> dict[str, An
     (the kernel's decision), ``source_facts`` (the record's facts, for the grounding check) and
     ``branch``. The reward function reads ``gold`` and ``source_facts`` from the row directly."""
     text = domain.render(record)
-    prompt = build_messages(domain.spec, text) if chat else build_prompt_text(domain.spec, text)
+    prompt = build_prompt_messages(domain.spec, text) if chat else build_prompt_text(domain.spec, text)
     return {
         "id": record.id,
         "prompt": prompt,

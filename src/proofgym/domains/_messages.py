@@ -6,7 +6,7 @@ from proofgym.domains._spec import DomainSpec
 from proofgym.domains._system_prompt import build_system_prompt
 
 
-def build_messages(spec: DomainSpec, user_text: str) -> list[dict[str, str]]:
+def build_prompt_messages(spec: DomainSpec, user_text: str) -> list[dict[str, str]]:
     """Chat-format prompt: the system prompt for ``spec``, then ``user_text`` (the record) as the user."""
     return [
         {"role": "system", "content": build_system_prompt(spec)},

@@ -1,10 +1,7 @@
 """Multi-step tool environments: the protocol, a base class for tool-calling environments, and a registry.
 
-Nothing concrete lives here: the rulebook domains' environments (``proofgym.rulebook_envs``), ``verilog`` and
-plugins' environments come in through the ``proofgym.envs`` entry-point group. ``RulebookEnv``,
-``RulebookEnvConfig``, ``default_run_config`` and ``register_rulebook_env``, which moved to
-``proofgym.rulebook_envs``, are still reachable here (imported on first use, so that importing this package loads
-no domain).
+Nothing concrete lives here: the rulebook domains' environments (:mod:`proofgym.domains`), ``verilog``, ``math``,
+``crafter`` and plugins' environments come in through the ``proofgym.envs`` entry-point group.
 
 Every environment has train / val / test splits of its seeds: ``make(name, split=..., index=...)`` (see
 :class:`SplitEnv`; an environment may say how its seeds are partitioned with a ``seed_partition``).
@@ -38,22 +35,11 @@ from proofgym.envs._single_answer import (
 from proofgym.envs._tool_env import ToolEnv, ToolResult
 from proofgym.envs._tools import MAX_ACTION_CHARS, Tool, ToolCall
 
-# Names that moved to proofgym.rulebook_envs, kept here for compatibility (imported on first use).
-_MOVED = {"RulebookEnv", "RulebookEnvConfig", "default_run_config", "register_rulebook_env"}
-
-
-def __getattr__(name: str) -> Any:
-    if name in _MOVED:
-        import proofgym.rulebook_envs
-
-        return getattr(proofgym.rulebook_envs, name)
-    raise AttributeError(f"module 'proofgym.envs' has no attribute {name!r}")
-
 
 def verification_cache_usage() -> list[dict[str, Any]]:
     """The verdict caches this process's rulebook environments share (one per domain and run config): entries,
     estimated bytes, the bound, evictions. Empty until one is built; loads no domain."""
-    rulebook = sys.modules.get("proofgym.rulebook_envs._env")
+    rulebook = sys.modules.get("proofgym.domains._env")
     return [] if rulebook is None else rulebook.verification_cache_usage()
 
 
@@ -65,8 +51,6 @@ __all__ = [
     "Environment",
     "MAX_ACTION_CHARS",
     "Observation",
-    "RulebookEnv",
-    "RulebookEnvConfig",
     "SPLITS",
     "SPLIT_KEYS",
     "SeedPartition",
@@ -81,13 +65,11 @@ __all__ = [
     "ToolResult",
     "answer_tool",
     "check_answer_run_config",
-    "default_run_config",
     "env_names",
     "make",
     "plain_text_answer",
     "quick_to_make",
     "register_env",
-    "register_rulebook_env",
     "reward_components",
     "run_config_version",
     "seed_partition",

@@ -1,5 +1,5 @@
 from proofgym import Claim, Outcome
-from proofgym.reference_verifiers.grant_rules import verify
+from proofgym.domains.grant_rules import verify
 
 GOOD = {"age": 34, "annual_income": 21000, "resident": True, "has_active_grant": False}
 

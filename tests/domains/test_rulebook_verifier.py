@@ -7,7 +7,7 @@ from proofgym.config import parse_run_config
 from proofgym.domains import get_domain
 from proofgym.rules import RuleKernel, load_rulebook
 from proofgym.runtime import RuntimeConfig, VerificationRuntime
-from proofgym.verifiers import RulebookVerifier, verdict_from_report
+from proofgym.domains import RulebookVerifier, verdict_from_report
 
 GRANT = get_domain("grant_eligibility")
 FACTS = {"age": 34, "annual_income": 21000, "resident": True, "has_active_grant": False}

@@ -5,7 +5,8 @@ import json
 import pytest
 
 from proofgym.domains import domain_names, gold_completion
-from proofgym.envs import RulebookEnv, default_run_config, make
+from proofgym.domains import RulebookEnv, default_run_config
+from proofgym.envs import make
 from proofgym.rewards import DefaultRewardShaper, RewardFunction
 from proofgym.runtime import VerificationRuntime
 from proofgym.testing import FakeVerifier, Fault

@@ -19,7 +19,9 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from proofgym.config import ConfigError, RunConfig, load_run_config
 from proofgym.core import describe_validation_error
-from proofgym.domains import Domain, Record, build_example, get_domain, gold_completion
+from proofgym.domains._dataset import build_example, gold_completion
+from proofgym.domains._domain import Domain, Record, get_domain
+from proofgym.domains._verifier import RulebookVerifier
 from proofgym.envs import (
     BlockPartition,
     Observation,
@@ -32,7 +34,6 @@ from proofgym.envs import (
 )
 from proofgym.rewards import RewardFunction
 from proofgym.runtime import InProcessExecutor
-from proofgym.verifiers import RulebookVerifier
 
 ANSWER_TOOL = answer_tool(
     "Submit your complete answer (reasoning and decision block, in the format the instructions give); "

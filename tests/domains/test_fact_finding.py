@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from proofgym.rulebook_envs._fact_finding import make_fact_finding_env
+from proofgym.domains._fact_finding import make_fact_finding_env
 
 
 def test_warmup_episodes_ask_the_first_facts_in_the_domains_order_and_decide_at_random():
@@ -31,7 +31,7 @@ def _play(env, seed, names, decision):
 
 def _records(env, gold, failing=None):
     from proofgym.domains import gold_decision
-    from proofgym.rulebook_envs._fact_finding import deciding_facts
+    from proofgym.domains._fact_finding import deciding_facts
 
     for seed in range(256):
         facts = env.record_for(seed).facts
@@ -58,7 +58,7 @@ def test_an_answer_pays_only_when_the_revealed_facts_prove_it():
 
 
 def test_the_outcome_criterion_gives_nothing_for_a_lucky_guess():
-    from proofgym.rulebook_envs._fact_finding import correct_decision
+    from proofgym.domains._fact_finding import correct_decision
 
     env = make_fact_finding_env()
     minor = next(_records(env, "deny", "age"))
@@ -132,7 +132,7 @@ def test_verdicts_and_tally_are_refused_where_they_cannot_be_computed():
 
 
 def test_a_call_made_once_the_record_is_decided_is_redundant_and_earns_no_credit():
-    from proofgym.rulebook_envs._fact_finding import concise, no_redundancy, relevant_reveal
+    from proofgym.domains._fact_finding import concise, no_redundancy, relevant_reveal
 
     env = make_fact_finding_env()
     names = list(env.domain.spec.facts)

@@ -7,7 +7,7 @@ import pytest
 
 from proofgym.domains import get_domain
 from proofgym.envs import SPLITS, make
-from proofgym.rulebook_envs import balance_period
+from proofgym.domains import balance_period
 
 
 @pytest.mark.parametrize("domain", ["grant_eligibility", "loan"])

@@ -6,7 +6,7 @@ import pytest
 
 from proofgym.domains import build_example, domain_names, get_domain, gold_completion
 from proofgym.envs import make
-from proofgym.rulebook_envs import balance_period
+from proofgym.domains import balance_period
 from proofgym.domains import build_system_prompt
 
 

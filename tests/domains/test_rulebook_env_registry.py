@@ -7,10 +7,8 @@ from pathlib import Path
 import pytest
 
 from proofgym.config import ConfigError, load_run_config
-from proofgym.domains import domain_names
-from proofgym.envs import RulebookEnv, default_run_config, env_names, make
-from proofgym.envs import ENVIRONMENTS
-from proofgym.rulebook_envs import register_rulebook_env
+from proofgym.domains import RulebookEnv, default_run_config, domain_names, register_rulebook_env
+from proofgym.envs import ENVIRONMENTS, env_names, make
 
 CONFIGS = Path(__file__).resolve().parents[2] / "configs"
 
@@ -24,14 +22,14 @@ def test_every_shipped_domain_is_a_registered_environment():
 
 def test_importing_envs_does_not_import_the_domains():
     code = ("import sys, proofgym.envs;"
-            "print('proofgym.domains' in sys.modules, 'proofgym.rulebook_envs._env' in sys.modules)")
+            "print('proofgym.domains' in sys.modules, 'proofgym.domains._env' in sys.modules)")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "False False"
 
 
 @pytest.mark.parametrize("name", domain_names())
 def test_the_default_run_config_is_the_shipped_config_file(name):
-    shipped = load_run_config(CONFIGS / f"{name}.yaml")
+    shipped = load_run_config(CONFIGS / "run" / f"{name}.yaml")
     assert default_run_config(name).model_dump() == shipped.model_dump()
 
 
@@ -47,7 +45,7 @@ def test_an_invalid_config_value_is_an_error_naming_the_key():
 
 def test_a_run_config_file_replaces_the_default_reward_path(tmp_path):
     config = tmp_path / "run.yaml"
-    text = (CONFIGS / "grant_eligibility.yaml").read_text().replace("floor: -1.0", "floor: -0.5")
+    text = (CONFIGS / "run" / "grant_eligibility.yaml").read_text().replace("floor: -1.0", "floor: -0.5")
     config.write_text(text)
     with make("grant_eligibility", run_config=str(config)) as env:
         env.reset(0)
@@ -65,7 +63,7 @@ def test_a_missing_run_config_file_is_an_error_naming_it(tmp_path):
 def test_a_reward_path_that_could_raise_during_a_step_is_refused(tmp_path, change, key):
     config = tmp_path / "run.yaml"
     replacement = "on_invalid: raise" if "on_invalid" in change else "action: abort"
-    config.write_text((CONFIGS / "loan.yaml").read_text().replace(change, replacement))
+    config.write_text((CONFIGS / "run" / "loan.yaml").read_text().replace(change, replacement))
     with pytest.raises(ConfigError, match=key):
         make("loan", run_config=str(config))
 
@@ -81,7 +79,7 @@ def test_a_user_domain_can_be_registered_under_another_name():
 
 def test_the_default_reward_path_builds_quickly_once_built_and_never_blocks(tmp_path):
     from proofgym.envs import quick_to_make
-    from proofgym.rulebook_envs import RulebookEnvFactory
+    from proofgym.domains import RulebookEnvFactory
 
     factory = RulebookEnvFactory("loan")
     assert not factory.builds_quickly()  # the first build loads and compiles the rulebook
@@ -93,10 +91,3 @@ def test_the_default_reward_path_builds_quickly_once_built_and_never_blocks(tmp_
         pass
     assert quick_to_make("grant_eligibility")
 
-
-def test_the_names_that_moved_are_still_reachable_from_envs():
-    import proofgym.envs
-    import proofgym.rulebook_envs
-
-    for name in ("RulebookEnv", "RulebookEnvConfig", "default_run_config", "register_rulebook_env"):
-        assert getattr(proofgym.envs, name) is getattr(proofgym.rulebook_envs, name)

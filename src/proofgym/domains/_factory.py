@@ -11,7 +11,7 @@ SHIPPED_RULEBOOK_DOMAINS = ("grant_eligibility", "loan")
 
 
 class RulebookEnvFactory:
-    """``factory(**config)`` builds a :class:`~proofgym.rulebook_envs.RulebookEnv` of one domain (imported on first
+    """``factory(**config)`` builds a :class:`~proofgym.domains.RulebookEnv` of one domain (imported on first
     call)."""
 
     def __init__(self, domain: str) -> None:
@@ -19,7 +19,7 @@ class RulebookEnvFactory:
         self._default_built = False
 
     def __call__(self, **config: Any) -> Environment:
-        from proofgym.rulebook_envs._env import make_rulebook_env
+        from proofgym.domains._env import make_rulebook_env
 
         env = make_rulebook_env(self.domain, **config)
         if config.get("run_config") is None and "reward_function" not in config:

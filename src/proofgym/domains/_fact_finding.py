@@ -17,7 +17,8 @@ from typing import Any, Mapping
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from proofgym.domains import Domain, Record, get_domain, gold_decision
+from proofgym.domains._dataset import gold_decision
+from proofgym.domains._domain import Domain, Record, get_domain
 from proofgym.envs import Observation, Tool, ToolCall, ToolEnv, ToolResult
 from proofgym.judges import CriterionContext, RubricSet, rubric_set_from_data
 from proofgym.traces import StepTrace
@@ -52,7 +53,7 @@ class FactFindingConfig(BaseModel):
 
 @functools.cache  # built on first use (the threshold's import), read on every step
 def _grant_requirements() -> dict[str, tuple[Any, str, str]]:
-    from proofgym.domains import GRANT_INCOME_THRESHOLD
+    from proofgym.domains._grant_eligibility import INCOME_THRESHOLD as GRANT_INCOME_THRESHOLD
 
     return {"age": (lambda v: v >= 18, "18 or over", "under 18"),
             "annual_income": (lambda v: v <= GRANT_INCOME_THRESHOLD, f"at most {GRANT_INCOME_THRESHOLD}",
@@ -298,4 +299,4 @@ FACT_FINDING_RUBRICS: RubricSet = rubric_set_from_data({
              "description": "1 when the answer is certified and no call before it was redundant."},
         ],
     },
-}, source="proofgym.rulebook_envs._fact_finding")
+}, source="proofgym.domains._fact_finding")

@@ -1,14 +1,19 @@
-"""The embedded rule kernel as a verifier: certificates offline, with no account."""
+"""The embedded rule kernel as a verifier: certificates offline, with no account (verifier kind ``rulebook``).
+
+Registered through the ``proofgym.verifiers`` entry points (pyproject.toml), as Verilog's and plugins' kinds are, so
+that the verifier registry never imports the domains.
+"""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from pydantic import BaseModel, ConfigDict, model_validator
 
 from proofgym.core import Claim, ErrorKind, Outcome, RejectedFact, Verdict
-from proofgym.verifiers._registry import VerifierOptionsError
+from proofgym.verifiers import VerifierExample, VerifierKind, VerifierOptionsError, verifier_kind
 
 # Bump when the kernel's semantics change, so verdicts cached by an older kernel are not reused.
 KERNEL_VERSION = "1"
@@ -107,7 +112,7 @@ def build_rulebook_verifier(options: RulebookOptions) -> RulebookVerifier:
 
     key, path = "path", options.path
     if options.domain is not None:
-        from proofgym.domains import get_domain
+        from proofgym.domains._domain import get_domain
 
         try:
             key, path = "domain", get_domain(options.domain).rulebook_path
@@ -117,3 +122,13 @@ def build_rulebook_verifier(options: RulebookOptions) -> RulebookVerifier:
         return RulebookVerifier(path)
     except RulebookError as exc:
         raise VerifierOptionsError.at("rulebook", key, exc.problems, getattr(options, key)) from None
+
+
+def rulebook_examples() -> list[VerifierExample]:
+    """Known cases: the grant applications of the ``python`` kind's examples (whose function is
+    :mod:`proofgym.domains.grant_rules`, the same rules in Python), verified by the ``grant_eligibility`` rulebook."""
+    return [replace(case, options={"domain": "grant_eligibility"}) for case in verifier_kind("python").examples()]
+
+
+#: The ``rulebook`` verifier kind (entry point ``proofgym.verifiers: rulebook``).
+RULEBOOK_VERIFIER = VerifierKind(RulebookOptions, build_rulebook_verifier, rulebook_examples)
