@@ -14,7 +14,7 @@ import pytest
 
 from proofgym.judges import Criterion, JudgeItem, JudgeVerdict, LLMJudge, Rubric
 from proofgym.judges._limiter import EndpointLimits, RateLimiter
-from proofgym.judges._llm import MAX_RESPONSE_BYTES, chat_completions_url
+from proofgym.http import MAX_RESPONSE_BYTES
 from proofgym.runtime import RuntimeConfig
 
 RUBRIC = Rubric(id="arith", version="2", goal_text="Compute 17 x 24.", criteria=(
@@ -155,15 +155,10 @@ def test_content_parts_are_read_as_text():
     assert verdict.scores() == GOOD
 
 
-@pytest.mark.parametrize("url", ["http://judge.test/v1", "http://judge.test/v1/", "http://judge.test/v1/chat/completions"])
-def test_base_url_may_be_the_api_root_or_the_full_endpoint(url):
-    assert chat_completions_url(url) == "http://judge.test/v1/chat/completions"
-
-
 @pytest.mark.parametrize("bad", ["", "judge.test/v1", "ftp://judge.test/v1"])
-def test_a_base_url_that_is_not_http_is_refused(bad):
+def test_a_base_url_that_is_not_http_is_refused_naming_base_url(bad):
     with pytest.raises(ValueError, match="base_url"):
-        chat_completions_url(bad)
+        LLMJudge(bad, "m")
 
 
 @pytest.mark.parametrize(("kwargs", "message"), [

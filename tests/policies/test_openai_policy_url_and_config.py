@@ -2,27 +2,16 @@
 
 import pytest
 
-from proofgym.policies import OpenAIChatPolicy, chat_completions_url
+from proofgym.policies import OpenAIChatPolicy
 
 from ._server import Reply, payload
 from ._support import act, fast_policy, request
 
 
-@pytest.mark.parametrize("given, expected", [
-    ("http://127.0.0.1:8000/v1", "http://127.0.0.1:8000/v1/chat/completions"),
-    ("http://127.0.0.1:8000/v1/", "http://127.0.0.1:8000/v1/chat/completions"),
-    ("https://api.example.com/v1/chat/completions", "https://api.example.com/v1/chat/completions"),
-    ("http://h/v1?cid=trace_abc", "http://h/v1/chat/completions?cid=trace_abc"),
-    ("http://h/v1/chat/completions?cid=trace_abc&x=1", "http://h/v1/chat/completions?cid=trace_abc&x=1"),
-])
-def test_the_chat_completions_url_keeps_the_query(given, expected):
-    assert chat_completions_url(given) == expected
-
-
 @pytest.mark.parametrize("bad", ["", "localhost:8000/v1", "ftp://h/v1", "http:///v1", None])
 def test_an_inference_url_that_is_not_http_is_refused(bad):
     with pytest.raises(ValueError, match="inference_url"):
-        chat_completions_url(bad)
+        OpenAIChatPolicy("m", bad)
 
 
 def test_the_correlation_id_reaches_the_server_in_the_query(server):

@@ -28,9 +28,9 @@ import json
 import math
 import threading
 import time
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable, Literal, Mapping, Sequence
-from urllib.parse import urlsplit, urlunsplit
+from typing import Any, Literal
 
 from proofgym.core import (
     Claim,
@@ -38,11 +38,16 @@ from proofgym.core import (
     Outcome,
     Verdict,
     bounded_json,
-    error_detail,
     excerpt,
     redact_url,
-    retry_after_seconds,
     usage_counts,
+)
+from proofgym.http import (
+    MAX_RETRY_AFTER_S,
+    NO_RETRIES,
+    ChatAttempt,
+    ChatClient,
+    chat_completions_url,
 )
 from proofgym.judges._limiter import EndpointLimits, RateLimiter, limiter_for
 from proofgym.judges._parse import ParsedVerdicts, ParseProblem, parse_verdicts
@@ -51,38 +56,17 @@ from proofgym.judges._rubric import Criterion, Rubric
 from proofgym.judges._types import CriterionVerdict, JudgeItem, JudgeVerdict
 from proofgym.runtime import RuntimeConfig, VerificationRuntime
 
-if TYPE_CHECKING:
-    import httpx
-
 Structured = Literal["auto", "json_schema", "text"]
 STRUCTURED_MODES: tuple[str, ...] = ("auto", "json_schema", "text")
 
-#: A response body is read up to this size; a larger one is an error, not a memory spike.
-MAX_RESPONSE_BYTES = 4 << 20
 #: A recorded response (and a rejected answer shown back to the model) is cut to this many characters.
 MAX_RECORDED_CHARS = 16_000
-#: The longest ``Retry-After`` honoured.
-MAX_RETRY_AFTER_S = 60.0
 # Request keys the judge owns; extra_body may set any other (seed, top_p, chat_template_kwargs...).
 _RESERVED_KEYS = frozenset({"model", "messages", "response_format", "stream", "n"})
 # Added to a problem when the answer was cut off.
 _CUT_OFF = " (the answer was cut off at max_tokens: keep reasons short)"
 # A 400 / 422 whose message says one of these refuses the response_format.
 _FORMAT_WORDS = ("response_format", "json_schema", "schema", "unsupported", "not supported", "guided", "structured")
-
-
-def chat_completions_url(base_url: str) -> str:
-    """The chat completions endpoint of ``base_url``: ``http://host:port/v1`` (with or without a trailing slash) or
-    the full ``.../v1/chat/completions`` URL; the query string is kept."""
-    if not isinstance(base_url, str) or not base_url.strip():
-        raise ValueError(f"base_url must be an http(s) URL, got {base_url!r}")
-    parts = urlsplit(base_url.strip())
-    if parts.scheme not in ("http", "https") or not parts.netloc:
-        raise ValueError(f"base_url must be an http(s) URL with a host, got {redact_url(base_url)!r}")
-    path = parts.path.rstrip("/")
-    if not path.endswith("/chat/completions"):
-        path += "/chat/completions"
-    return urlunsplit((parts.scheme, parts.netloc, path, parts.query, ""))
 
 
 def default_runtime_config(timeout_s: float, max_concurrency: int | None = None) -> RuntimeConfig:
@@ -138,24 +122,23 @@ class Question:
 
 
 class _ChatEndpoint:
-    """The HTTP side: one POST at a time through the endpoint's limiter, recorded, classified, never raising."""
+    """The judge's side of the chat client: one POST at a time through the endpoint's limiter, recorded, classified,
+    never raising. Its client makes one attempt per call: the judge's retries are its runtime's (a claim asked
+    again whole, cached and deduplicated), under the same reading of what is transient."""
 
     def __init__(self, url: str, model: str, *, api_key: str | None, temperature: float, max_tokens: int,
                  timeout_s: float, structured: Structured, limiter: RateLimiter, transport: Any,
                  extra_body: Mapping[str, Any], counters: _Counters) -> None:
         self.url = url
         self.model = model
-        self._headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         self.params: dict[str, Any] = {"temperature": temperature, "max_tokens": max_tokens, **extra_body}
         self.max_tokens = max_tokens
         self.timeout_s = timeout_s
         self.structured = structured
         self.text_only = structured == "text"  # auto: set for good when the server refuses response_format
         self.limiter = limiter
-        self._transport = transport
         self._counters = counters
-        self._client: httpx.AsyncClient | None = None
-        self._client_loop: asyncio.AbstractEventLoop | None = None
+        self._chat = ChatClient(url, api_key=api_key, timeout_s=timeout_s, retry=NO_RETRIES, transport=transport)
 
     async def ask(self, messages: list[dict[str, str]], schema_name: str, schema: dict[str, Any],
                   calls: list[dict[str, Any]]) -> _Reply:
@@ -173,8 +156,6 @@ class _ChatEndpoint:
 
     async def _post(self, messages: list[dict[str, str]], response_format: dict[str, Any] | None,
                     calls: list[dict[str, Any]]) -> tuple[_Reply, int | None]:
-        import httpx
-
         body: dict[str, Any] = {"model": self.model, "messages": messages, **self.params}
         request: dict[str, Any] = {"model": self.model, "messages": messages, "params": dict(self.params)}
         if response_format is not None:
@@ -186,23 +167,19 @@ class _ChatEndpoint:
         async with self.limiter.reserve(estimate) as reservation:
             started = time.perf_counter()
             try:
-                async with asyncio.timeout(self.timeout_s):
-                    status, raw, retry_after = await self._send(body)
-            except (TimeoutError, httpx.TimeoutException):
-                reply = _Reply(kind=ErrorKind.TIMEOUT, error=f"no response within {self.timeout_s:g} s")
-            except (httpx.TransportError, OSError) as exc:
-                reply = _Reply(kind=ErrorKind.OUTAGE, error=_describe(exc) or "connection failed")
+                attempt = await self._chat.send(body)
             except Exception as exc:  # noqa: BLE001 - whatever the client raises is an invalid verdict, not a crash
                 reply = _Reply(kind=ErrorKind.CRASH, error=_describe(exc))
             else:
-                reply, payload = _classify(status, raw)
-                usage = usage_counts(payload)
+                status = attempt.status
+                reply = _classify(attempt)
+                usage = usage_counts(attempt.payload)
                 if None not in usage:
                     reservation.settle(usage[0] + usage[1])  # type: ignore[operator]
-                if status == 429 and retry_after is not None:
-                    self.limiter.pause(min(retry_after, MAX_RETRY_AFTER_S))
+                if status == 429 and attempt.retry_after_s is not None:
+                    self.limiter.pause(min(attempt.retry_after_s, MAX_RETRY_AFTER_S))
         latency = time.perf_counter() - started
-        for name, count in zip(("prompt_tokens", "completion_tokens"), usage):
+        for name, count in zip(("prompt_tokens", "completion_tokens"), usage, strict=True):
             self._counters.add(name, count or 0)
         calls.append({
             "request": request,
@@ -216,74 +193,31 @@ class _ChatEndpoint:
         })
         return reply, status
 
-    async def _send(self, body: dict[str, Any]) -> tuple[int, bytes | None, float | None]:
-        """POST ``body``: the status, the body (``None`` past :data:`MAX_RESPONSE_BYTES`) and any Retry-After."""
-        client = self._get_client()
-        async with client.stream("POST", self.url, json=body, headers=self._headers) as response:
-            raw = bytearray()
-            async for chunk in response.aiter_bytes():
-                raw += chunk
-                if len(raw) > MAX_RESPONSE_BYTES:
-                    return response.status_code, None, None
-            return response.status_code, bytes(raw), retry_after_seconds(response.headers.get("retry-after"))
-
-    def _get_client(self) -> httpx.AsyncClient:
-        import httpx
-
-        loop = asyncio.get_running_loop()
-        if self._client is None or self._client_loop is not loop:
-            # A client's connections belong to the loop that opened them (the runtime's: one for its life).
-            self._client = httpx.AsyncClient(transport=self._transport, timeout=self.timeout_s,
-                                             limits=httpx.Limits(max_connections=None, max_keepalive_connections=64))
-            self._client_loop = loop
-        return self._client
-
     def close(self) -> None:
         """Close the HTTP client on the loop that made it (called before that loop stops)."""
-        client, loop, self._client, self._client_loop = self._client, self._client_loop, None, None
-        if client is None or loop is None or loop.is_closed():
-            return
-        try:
-            asyncio.run_coroutine_threadsafe(client.aclose(), loop).result(timeout=5.0)
-        except Exception:  # noqa: BLE001 - a client that will not close is dropped with its loop
-            pass
+        self._chat.close()
 
 
-def _classify(status: int, raw: bytes | None) -> tuple[_Reply, Any]:
-    """A response as a reply: its message content, or the kind of failure."""
-    if raw is None:
-        return _Reply(kind=ErrorKind.MALFORMED, error=f"the response body is larger than {MAX_RESPONSE_BYTES} "
-                                                       "bytes"), None
-    text = raw.decode("utf-8", errors="replace")
-    if not 200 <= status < 300:
-        detail = f"HTTP {status}: {error_detail(text)}"
-        if status == 429:
-            return _Reply(kind=ErrorKind.RATE_LIMITED, error=detail), None
-        if status == 408:
-            return _Reply(kind=ErrorKind.TIMEOUT, error=detail), None
-        if status >= 500:
-            return _Reply(kind=ErrorKind.OUTAGE, error=detail), None
-        return _Reply(kind=ErrorKind.CRASH, error=detail), None
-    try:
-        payload = json.loads(text)
-    except (ValueError, RecursionError):
-        return _Reply(kind=ErrorKind.MALFORMED, error=f"HTTP {status} with a body that is not JSON: "
-                                                       f"{excerpt(text)!r}"), None
-    if not isinstance(payload, dict):
-        return _Reply(kind=ErrorKind.MALFORMED, error="the response body is not a JSON object"), None
+def _classify(attempt: ChatAttempt) -> _Reply:
+    """An attempt as a reply: its message content, or the kind of failure."""
+    if attempt.error is not None:
+        assert attempt.kind is not None
+        return _Reply(kind=attempt.kind, error=attempt.error)
+    payload = attempt.payload
+    assert payload is not None
     choices = payload.get("choices")
     choice = choices[0] if isinstance(choices, list) and choices else None
     message = choice.get("message") if isinstance(choice, Mapping) else None
     if not isinstance(message, Mapping):
-        return _Reply(kind=ErrorKind.MALFORMED, error="the response has no choices[0].message"), payload
+        return _Reply(kind=ErrorKind.MALFORMED, error="the response has no choices[0].message")
     content = _content_text(message.get("content"))
     cut_off = choice.get("finish_reason") == "length"  # type: ignore[union-attr]
     if not content.strip():
         refusal = message.get("refusal")
         why = f"the model refused: {excerpt(refusal)}" if isinstance(refusal, str) and refusal else \
             "the answer is empty"
-        return _Reply(content="", kind=ErrorKind.MALFORMED, error=why, cut_off=cut_off), payload
-    return _Reply(content=content, cut_off=cut_off), payload
+        return _Reply(content="", kind=ErrorKind.MALFORMED, error=why, cut_off=cut_off)
+    return _Reply(content=content, cut_off=cut_off)
 
 
 def _content_text(content: Any) -> str:
@@ -413,7 +347,7 @@ class ChatJudgeBase:
         reserved = sorted(_RESERVED_KEYS.intersection(extra))
         if reserved:
             raise ValueError(f"extra_body may not set {', '.join(reserved)} (the judge sets them)")
-        self.url = chat_completions_url(base_url)
+        self.url = chat_completions_url(base_url, name="base_url")
         self.model = model
         self.name = name or default_name
         self.max_criteria = max_criteria

@@ -27,7 +27,6 @@ from proofgym.policies._text_calls import read_text_action, tool_instructions, w
 
 _LAZY = {
     "OpenAIChatPolicy": "proofgym.policies._openai",
-    "chat_completions_url": "proofgym.policies._openai",
     "HFLocalPolicy": "proofgym.policies._hf",
 }
 
@@ -58,7 +57,6 @@ __all__ = [
     "ScriptedPolicy",
     "ScriptedPolicyConfig",
     "build_policy",
-    "chat_completions_url",
     "policy_kind",
     "policy_names",
     "read_frame",

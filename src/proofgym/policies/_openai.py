@@ -2,58 +2,38 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 import logging
 import math
-import random
-import time
-from dataclasses import dataclass, replace
-from typing import Any, Literal, Mapping
-from urllib.parse import urlsplit, urlunsplit
-
-import httpx
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal
 
 from proofgym.core import (
     EXCERPT_CHARS,
-    error_detail,
-    excerpt,
     redact_secrets,
     redact_text,
     redact_url,
-    retry_after_seconds,
     usage_counts,
 )
+from proofgym.http import ChatAttempt, ChatClient, RetryPolicy, chat_completions_url
 from proofgym.policies._frames import FRAME_KEY, with_frame, without_views
 from proofgym.policies._protocol import PolicyReply, PolicyRequest
-from proofgym.policies._text_calls import message_text, read_text_action, with_tool_instructions
+from proofgym.policies._text_calls import (
+    message_text,
+    read_text_action,
+    with_tool_instructions,
+)
 from proofgym.traces import LMCallEvent
+
+if TYPE_CHECKING:
+    import httpx
 
 ToolMode = Literal["auto", "native", "json"]
 TOOL_MODES: tuple[str, ...] = ("auto", "native", "json")
-# A response body is read up to this size; a larger one is an error, not a memory spike.
-MAX_RESPONSE_BYTES = 16 << 20
 # Request keys the policy owns; extra_body may set any other (stop, seed, logprobs, chat_template_kwargs...).
 _RESERVED_KEYS = frozenset({"model", "messages", "tools", "stream", "n"})
 logger = logging.getLogger("proofgym.policies")
-
-
-def chat_completions_url(inference_url: str) -> str:
-    """The chat completions endpoint for ``inference_url``, keeping its query string.
-
-    ``http://host:8000/v1``, ``http://host:8000/v1/`` and ``http://host:8000/v1/chat/completions``
-    all give ``http://host:8000/v1/chat/completions``; ``...?cid=trace_abc`` keeps ``?cid=trace_abc``
-    (the trainer correlates traces by it).
-    """
-    if not isinstance(inference_url, str) or not inference_url.strip():
-        raise ValueError(f"inference_url must be an http(s) URL, got {redact_secrets(inference_url)!r}")
-    parts = urlsplit(inference_url.strip())
-    if parts.scheme not in ("http", "https") or not parts.netloc:
-        raise ValueError(f"inference_url must be an http(s) URL with a host, got {redact_url(inference_url)!r}")
-    path = parts.path.rstrip("/")
-    if not path.endswith("/chat/completions"):
-        path += "/chat/completions"
-    return urlunsplit((parts.scheme, parts.netloc, path, parts.query, ""))
 
 
 @dataclass(frozen=True)
@@ -63,16 +43,6 @@ class _Answer:
     payload: dict[str, Any] | None = None
     error: str | None = None
     tools_rejected: bool = False
-
-
-@dataclass(frozen=True)
-class _Attempt:
-    status: int | None
-    payload: dict[str, Any] | None = None
-    error: str | None = None
-    retryable: bool = False
-    retry_after_s: float | None = None
-    body_excerpt: str = ""
 
 
 class OpenAIChatPolicy:
@@ -158,7 +128,7 @@ class OpenAIChatPolicy:
                 raise ValueError(f"{name} must be true or false, got {value!r}")
         self.model = model
         self.inference_url = inference_url
-        self.url = chat_completions_url(inference_url)
+        self.url = chat_completions_url(inference_url, name="inference_url")
         self.policy_id = policy_id or f"openai:{model}"
         self.temperature = float(temperature)
         self.top_p = top_p
@@ -175,14 +145,10 @@ class OpenAIChatPolicy:
         self.use_vision = use_vision or image_only_mode
         self.image_only_mode = image_only_mode
         self._said_no_frame = False
-        self._headers = {"Content-Type": "application/json", "Accept": "application/json"}
-        if api_key is not None:
-            self._headers["Authorization"] = f"Bearer {api_key}"
         self._native = tool_mode != "json"
-        self._client = client
-        self._owns_client = client is None
-        self._client_loop: asyncio.AbstractEventLoop | None = None
-        self._rng = random.Random()
+        retry = RetryPolicy(max_retries=max_retries, backoff_base_s=self.backoff_base_s,
+                            backoff_max_s=self.backoff_max_s, max_retry_after_s=self.max_retry_after_s)
+        self._chat = ChatClient(self.url, api_key=api_key, timeout_s=self.timeout_s, retry=retry, client=client)
 
     @property
     def native_tools(self) -> bool:
@@ -198,10 +164,7 @@ class OpenAIChatPolicy:
 
     async def aclose(self) -> None:
         """Close the HTTP client the policy made (a client passed in stays open)."""
-        client, self._client = self._client, None
-        if self._owns_client and client is not None and self._client_loop is asyncio.get_running_loop():
-            await client.aclose()
-        self._client_loop = None
+        await self._chat.aclose()
 
     async def _act(self, request: PolicyRequest, calls: list[LMCallEvent]) -> PolicyReply:
         if self.use_vision and request.frame is None:
@@ -240,88 +203,24 @@ class OpenAIChatPolicy:
         return body
 
     async def _post(self, body: dict[str, Any], calls: list[LMCallEvent]) -> _Answer:
-        client = self._get_client()
         recorded = body if self._recorded_extra is self.extra_body else {**body, **self._recorded_extra}
-        for attempt in range(self.max_retries + 1):
-            started = time.perf_counter()
-            result = await self._attempt(client, body)
-            latency = time.perf_counter() - started
+
+        def record(result: ChatAttempt) -> None:
             prompt_tokens, completion_tokens = usage_counts(result.payload)
             response = result.payload
             if response is None and result.status is not None:
                 response = {"status": result.status, "body": result.body_excerpt}
             calls.append(LMCallEvent(model=self.model, request=recorded, response=response,
                                      prompt_tokens=prompt_tokens, completion_tokens=completion_tokens,
-                                     latency_s=latency, error=result.error))
-            if result.error is None:
-                return _Answer(payload=result.payload)
-            if result.status in (400, 422) and "tools" in body and "tool" in result.body_excerpt.lower():
-                return _Answer(error=result.error, tools_rejected=True)
-            if not result.retryable or attempt == self.max_retries:
-                tries = f" (after {attempt + 1} attempts)" if attempt else ""
-                return _Answer(error=f"{result.error}{tries}")
-            await asyncio.sleep(self._delay(attempt, result.retry_after_s))
-        raise AssertionError("unreachable: the last attempt returns")
+                                     latency_s=result.latency_s, error=result.error))
 
-    async def _attempt(self, client: httpx.AsyncClient, body: dict[str, Any]) -> _Attempt:
-        """One POST: its answer, or why there is none, with no credential quoted in it (a server's error body may
-        echo the request; an HTTP client's error, the URL)."""
-        attempt = await self._send(client, body)
-        if attempt.error is None:
-            return attempt
-        return replace(attempt, error=redact_text(attempt.error), body_excerpt=redact_text(attempt.body_excerpt))
-
-    async def _send(self, client: httpx.AsyncClient, body: dict[str, Any]) -> _Attempt:
-        try:
-            async with asyncio.timeout(self.timeout_s):
-                async with client.stream("POST", self.url, json=body, headers=self._headers,
-                                         timeout=self.timeout_s) as response:
-                    raw = bytearray()
-                    async for chunk in response.aiter_bytes():
-                        raw += chunk
-                        if len(raw) > MAX_RESPONSE_BYTES:
-                            return _Attempt(response.status_code, error=f"the response is larger than "
-                                                                        f"{MAX_RESPONSE_BYTES} bytes")
-        except (TimeoutError, httpx.TimeoutException):
-            return _Attempt(None, error=f"no response within {self.timeout_s:g} s", retryable=True)
-        except (httpx.NetworkError, httpx.RemoteProtocolError) as exc:
-            return _Attempt(None, error=f"{type(exc).__name__}: {exc or 'connection failed'}", retryable=True)
-        except httpx.HTTPError as exc:
-            return _Attempt(None, error=f"{type(exc).__name__}: {exc}")
-        status = response.status_code
-        text = bytes(raw).decode("utf-8", errors="replace")
-        if 200 <= status < 300:
-            try:
-                payload = json.loads(text)
-            except (ValueError, RecursionError):
-                payload = None
-            if not isinstance(payload, dict):
-                return _Attempt(status, error=f"HTTP {status} with a body that is not a JSON object: "
-                                             f"{excerpt(text)!r}", body_excerpt=excerpt(text))
-            return _Attempt(status, payload=payload)
-        detail = error_detail(text)
-        retryable = status == 429 or status >= 500
-        return _Attempt(status, error=f"HTTP {status}: {detail}", retryable=retryable, body_excerpt=excerpt(text),
-                        retry_after_s=retry_after_seconds(response.headers.get("retry-after")) if retryable else None)
-
-    def _delay(self, attempt: int, retry_after_s: float | None) -> float:
-        if retry_after_s is not None:
-            return min(retry_after_s, self.max_retry_after_s)
-        ceiling = min(self.backoff_max_s, self.backoff_base_s * 2 ** attempt)
-        return ceiling / 2 + self._rng.uniform(0, ceiling / 2)
-
-    def _get_client(self) -> httpx.AsyncClient:
-        if not self._owns_client:
-            assert self._client is not None
-            return self._client
-        loop = asyncio.get_running_loop()
-        if self._client is None or self._client_loop is not loop:
-            # A client's connections belong to the loop that opened them: a new loop needs a new client.
-            # No cap on connections: rollouts in flight each hold one, and the server does the queueing.
-            limits = httpx.Limits(max_connections=None, max_keepalive_connections=100)
-            self._client = httpx.AsyncClient(timeout=self.timeout_s, limits=limits)
-            self._client_loop = loop
-        return self._client
+        answer = await self._chat.complete(body, on_attempt=record)
+        last = answer.last
+        if answer.error is None:
+            return _Answer(payload=last.payload)
+        if last.status in (400, 422) and "tools" in body and "tool" in last.body_excerpt.lower():
+            return _Answer(error=last.error, tools_rejected=True)
+        return _Answer(error=answer.error)
 
     def __repr__(self) -> str:
         vision = ", image_only_mode=True" if self.image_only_mode else ", use_vision=True" if self.use_vision else ""
