@@ -21,14 +21,13 @@ LAYERS: list[tuple[str, ...]] = [
     ("formats",),                                     # the one YAML / JSON / TOML reader
     ("parsers", "rules", "traces"),                   # completion -> claim; the rule kernel; the trace store
     ("http",),                                        # the one HTTP layer: outbound clients, server-side pieces
-    ("domains",),                                     # rulebook domains: records, rulebooks, prompt contracts
-    ("rewards", "reference_verifiers"),               # shaping a verdict into a reward; plain-Python verifiers
-    ("verifiers", "examples", "prompts"),             # the verifier protocol and kinds (examples, prompts: old names)
+    ("rewards",),                                     # shaping a verdict into a reward
+    ("verifiers",),                                   # the verifier protocol and kinds
     ("runtime", "ambertrace"),                        # where every verifier runs; the hosted AmberTrace backend
     ("testing", "config"),                            # test helpers; the run config, assembling a reward path
     ("judges",),                                      # rubrics and judges (programmatic, LLM), blending
     ("envs",),                                        # the environment contract, base class and registry
-    ("verilog", "rulebook_envs", "crafter", "math"),  # concrete environments (with their parsers and verifiers)
+    ("domains", "verilog", "crafter", "math"),        # concrete environments (with their parsers and verifiers)
     ("policies",),                                    # what acts in an environment
     ("rollouts",),                                    # one episode, env x policy -> trace
     ("training",),                                    # the compact GRPO loop and the demo
@@ -39,11 +38,6 @@ LAYERS: list[tuple[str, ...]] = [
     ("cli",),                                         # the command line
 ]
 RANK = {package: rank for rank, line in enumerate(LAYERS) for package in line}
-
-#: Upward imports that are backward-compatible aliases of a public name that moved up (a lazy module
-#: ``__getattr__``), each with the file that holds it. Nothing else may import upward.
-ALIASES = {("verifiers", "ambertrace"): "proofgym/verifiers/__init__.py",
-           ("envs", "rulebook_envs"): "proofgym/envs/__init__.py"}
 
 
 def _package_of(path: Path, source: Path = SOURCE) -> str:
@@ -79,8 +73,7 @@ def import_graph(source: Path = SOURCE) -> dict[str, dict[str, list[str]]]:
 def upward_imports(graph: dict[str, dict[str, list[str]]]) -> list[str]:
     return [f"{where}: {package} (layer {RANK[package]}) imports {target} (layer {RANK[target]})"
             for package, edges in graph.items() for target, places in edges.items()
-            if package in RANK and target in RANK and RANK[target] >= RANK[package] for where in places
-            if not where.startswith(ALIASES.get((package, target), "\0") + ":")]
+            if package in RANK and target in RANK and RANK[target] >= RANK[package] for where in places]
 
 
 def cycles(graph: dict[str, dict[str, list[str]]]) -> list[list[str]]:
@@ -112,16 +105,7 @@ def test_no_package_imports_a_package_above_it_or_beside_it():
 
 
 def test_the_package_graph_has_no_cycle():
-    graph = import_graph()
-    for package, target in ALIASES:  # an alias resolves on attribute access, long after both are imported
-        graph[package].pop(target, None)
-    assert cycles(graph) == []
-
-
-def test_every_alias_is_still_an_alias():
-    graph = import_graph()
-    for (package, target), path in ALIASES.items():
-        assert any(where.startswith(path + ":") for where in graph[package].get(target, [])), (package, target)
+    assert cycles(import_graph()) == []
 
 
 def test_a_reintroduced_upward_import_is_caught(tmp_path):
@@ -132,7 +116,8 @@ def test_a_reintroduced_upward_import_is_caught(tmp_path):
                     encoding="utf-8")
     graph = import_graph(copy)
     problems = upward_imports(graph)
-    assert problems == [f"proofgym/verifiers/__init__.py:{len(init.read_text().splitlines())}: verifiers (layer 5) "
+    line = len(init.read_text().splitlines())
+    assert problems == [f"proofgym/verifiers/__init__.py:{line}: verifiers (layer {RANK['verifiers']}) "
                         f"imports verilog (layer {RANK['verilog']})"]
     assert cycles(graph)  # verilog imports verifiers: the two now form a cycle
 
@@ -144,4 +129,4 @@ def test_the_reward_path_loads_no_environment(module):
 
     code = (f"import {module}, sys; print(' '.join(sorted(m for m in sys.modules if m.startswith('proofgym'))))")
     loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
-    assert [m for m in loaded if m.startswith(("proofgym.envs", "proofgym.verilog"))] == []
+    assert [m for m in loaded if m.startswith(("proofgym.envs", "proofgym.verilog", "proofgym.domains"))] == []
