@@ -39,8 +39,9 @@ def worker(threads: int, steps: int, sft_steps: int) -> dict[str, float]:
     import torch
 
     torch.set_num_threads(threads)
-    from proofgym.training import (CompactGRPO, DemoSettings, SFTConfig, build_tiny_model, demo_completion,
-                                   demo_rows, demo_run_config, evaluate_heldout, sft_warmup)
+    from proofgym.policies import build_tiny_model
+    from proofgym.training import (CompactGRPO, DemoSettings, SFTConfig, demo_completion, demo_rows, demo_run_config,
+                                   evaluate_heldout, sft_warmup)
 
     torch.manual_seed(0)
     rows = demo_rows(0, 2000)

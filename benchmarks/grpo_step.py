@@ -24,12 +24,12 @@ import tempfile
 import torch
 
 from proofgym.rewards import ScoredItem
+from proofgym.policies import build_tiny_model
 from proofgym.training import (
     CompactGRPO,
     DemoSettings,
     GRPOConfig,
     SFTConfig,
-    build_tiny_model,
     demo_completion,
     demo_rows,
     demo_run_config,

@@ -25,8 +25,8 @@ import tempfile
 import time
 from pathlib import Path
 
-import proofgym.rl._trainer as trainer_module
-from proofgym.rl import RLTrainer, load_rl_config, sampled_turns
+import proofgym.training.rl._trainer as trainer_module
+from proofgym.training.rl import RLTrainer, load_rl_config, sampled_turns
 
 CONFIG = Path(__file__).parents[1] / "configs" / "rl_fact_finding_tiny.toml"
 

@@ -52,7 +52,7 @@ def main() -> None:
     from proofgym.training._demo import HELDOUT_SEED, DemoSettings, _random_decision_example
     from proofgym.training._demo_task import demo_rows, demo_run_config
     from proofgym.training._sft import SFTConfig, sft_warmup
-    from proofgym.training._tiny import build_tiny_model
+    from proofgym.policies._tiny import build_tiny_model
 
     torch.set_num_threads(1)
     torch.manual_seed(args.seed)

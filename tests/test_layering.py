@@ -30,10 +30,9 @@ LAYERS: list[tuple[str, ...]] = [
     ("domains", "verilog", "crafter", "math"),        # concrete environments (with their parsers and verifiers)
     ("policies",),                                    # what acts in an environment
     ("rollouts",),                                    # one episode, env x policy -> trace
-    ("training",),                                    # the compact GRPO loop and the demo
     ("serve",),                                       # the task app and reward server
     ("evaluation",),                                  # eval runs, local and against a task app
-    ("rl", "view"),                                   # multi-step RL over task apps; the web viewer
+    ("training", "view"),                             # training (compact loop, demo, multi-step RL); the viewer
     ("integrations",),                                # TRL, veRL, OpenRLHF
     ("cli",),                                         # the command line
 ]

@@ -18,13 +18,13 @@ from proofgym.config import (
     read_config_file,
 )
 from proofgym.evaluation import load_eval_config
-from proofgym.rl import is_rl_config, load_rl_config
+from proofgym.training.rl import is_rl_config, load_rl_config
 
 ROOT = Path(__file__).resolve().parents[2]
 CONFIGS = ROOT / "configs"
 SHIPPED = [
     *((path, EVAL_CONFIG) for path in [*CONFIGS.glob("eval_*.toml"), *CONFIGS.glob("crafter_*.toml")]),
-    *((path, RL_CONFIG) for path in [*CONFIGS.glob("rl_*.toml"), *(ROOT / "tests" / "rl" / "fixtures").glob("*.toml")]),
+    *((path, RL_CONFIG) for path in [*CONFIGS.glob("rl_*.toml"), *(ROOT / "tests" / "training" / "rl" / "fixtures").glob("*.toml")]),
     *((path, RUN_CONFIG) for path in [*CONFIGS.glob("*.yaml"), *(ROOT / "src" / "proofgym").glob("*/*.run.yaml")]),
     *((path, RULEBOOK) for path in (ROOT / "src" / "proofgym" / "domains").glob("*.yaml")
       if not path.name.endswith(".run.yaml")),

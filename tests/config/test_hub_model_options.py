@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from proofgym.training import build_tiny_model
+from proofgym.policies import build_tiny_model
 
 UNREACHABLE_HUB = "http://127.0.0.1:9"
 CACHED = "proofgym-test/tiny"

@@ -11,7 +11,7 @@ def tiny_model_dir(tmp_path_factory):
 def tiny(tiny_model_dir):
     """A fresh copy of the tiny model and its tokenizer (built once, reloaded from disk per test)."""
     torch = pytest.importorskip("torch")
-    from proofgym.training._tiny import build_tiny_model
+    from proofgym.policies._tiny import build_tiny_model
 
     # One thread: far faster than two on a machine whose other core is busy, and deterministic.
     threads = torch.get_num_threads()

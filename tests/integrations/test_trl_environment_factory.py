@@ -94,7 +94,7 @@ def test_a_qwen_tool_call_parsed_by_trl_runs_the_tool(grant):
     from transformers import PreTrainedTokenizerFast
     from trl.chat_template_utils import add_response_schema, parse_response, qwen2_5_chat_template
 
-    from proofgym.training._tiny import _train_tokenizer
+    from proofgym.policies._tiny import _train_tokenizer
 
     tokenizer = PreTrainedTokenizerFast(tokenizer_object=_train_tokenizer(["<tool_call> answer completion"], 300),
                                         eos_token="</s>", pad_token="<pad>")

@@ -56,7 +56,7 @@ def client(backend):
 def wide_client():
     """The tiny model with a 1024-token context: room for the tool descriptions."""
     from proofgym.config import TrainConfig
-    from proofgym.training import TinyModelConfig, build_tiny_model
+    from proofgym.policies import TinyModelConfig, build_tiny_model
 
     model, tokenizer = build_tiny_model(TrainConfig.model_fields["model_cache_dir"].default, seed=0,
                                         config=TinyModelConfig(max_positions=1024))

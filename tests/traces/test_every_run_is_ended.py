@@ -1,5 +1,5 @@
 """No producer leaves a run ``running``: ``TraceStore.ending_run`` ends it however its block ends, and the eval
-runner, the demo and the judge command run inside it (the RL trainer ends its own: tests/rl)."""
+runner, the demo and the judge command run inside it (the RL trainer ends its own: tests/training/rl)."""
 
 import sqlite3
 

@@ -2,7 +2,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from proofgym.training import build_tiny_model  # noqa: E402
+from proofgym.policies import build_tiny_model  # noqa: E402
 
 from ._support import SMALL  # noqa: E402
 

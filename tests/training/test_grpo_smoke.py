@@ -70,7 +70,7 @@ def test_the_learning_rate_warms_up_then_decays_linearly():
 
 
 def test_the_same_seed_gives_bit_identical_training(tiny_cache, _warm_state):
-    from proofgym.training import build_tiny_model
+    from proofgym.policies import build_tiny_model
 
     from ._support import SMALL
 

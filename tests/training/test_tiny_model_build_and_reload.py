@@ -2,7 +2,8 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from proofgym.training import TinyModelConfig, build_tiny_model, demo_completion, demo_rows  # noqa: E402
+from proofgym.policies import TinyModelConfig, build_tiny_model  # noqa: E402
+from proofgym.training import demo_completion, demo_rows  # noqa: E402
 from ._support import SMALL  # noqa: E402
 
 

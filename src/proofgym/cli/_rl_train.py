@@ -23,7 +23,7 @@ def rl_train(config: Path, *, dry_run: bool, steps: int | None, output_dir: Path
              ray: str | None = None, seed: int | None = None) -> None:
     """Run (or with ``dry_run`` check) the RL config at ``config``, on the Ray cluster at ``ray`` if given; errors
     are one line naming the key."""
-    from proofgym.rl import RLError, RLTrainer, load_rl_config
+    from proofgym.training.rl import RLError, RLTrainer, load_rl_config
 
     try:
         rl = load_rl_config(config)

@@ -47,13 +47,13 @@ def train_command(
     """Train a model with GRPO (TRL) against the run config's reward path.
 
     A ``.toml`` RL config (the reference's ``[algorithm]`` / ``[rollout]`` sections) runs multi-step RL over a
-    task app instead (:mod:`proofgym.rl`).
+    task app instead (:mod:`proofgym.training.rl`).
 
     Shows reward, certified and correct shares and KL per step; writes metrics.csv,
     reward_curve.png, summary.json and the final model (plus checkpoints) into the output directory;
     scores the held-out rows greedily before and after training, per rule branch.
     """
-    from proofgym.rl import is_rl_config
+    from proofgym.training.rl import is_rl_config
 
     try:
         require_file_kind(config, RUN_CONFIG, RL_CONFIG)

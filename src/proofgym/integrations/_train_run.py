@@ -189,7 +189,7 @@ def load_model(train: TrainConfig) -> tuple[Any, Any]:
 
     cuda = torch.cuda.is_available()
     if train.is_tiny:
-        from proofgym.training import TinyModelConfig, build_tiny_model
+        from proofgym.policies import TinyModelConfig, build_tiny_model
 
         shape = TinyModelConfig(**train.tiny_model.model_dump()) if train.tiny_model is not None else None
         model, tokenizer = build_tiny_model(train.model_cache_dir, seed=train.seed, config=shape)

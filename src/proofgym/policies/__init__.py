@@ -1,7 +1,8 @@
 """Policies: what acts in an environment -- an OpenAI-compatible server, a local Hugging Face model, a script.
 
-``OpenAIChatPolicy`` (httpx) and ``HFLocalPolicy`` (torch, transformers) are imported on first use,
-so importing this package loads neither.
+``OpenAIChatPolicy`` (httpx) and ``HFLocalPolicy`` (torch, transformers) are imported on first use, and
+:func:`build_tiny_model` (the tiny local model) imports torch only when called, so importing this package loads
+neither.
 """
 
 from typing import Any
@@ -24,6 +25,14 @@ from proofgym.policies._oracle import OraclePolicy
 from proofgym.policies._protocol import Policy, PolicyReply, PolicyRequest
 from proofgym.policies._scripted import ScriptedPolicy
 from proofgym.policies._text_calls import read_text_action, tool_instructions, with_tool_instructions
+from proofgym.policies._tiny import (
+    DEMO_DOMAIN_NAME,
+    TinyModelConfig,
+    build_tiny_model,
+    demo_completion,
+    demo_prompt,
+    quiet_transformers,
+)
 
 _LAZY = {
     "OpenAIChatPolicy": "proofgym.policies._openai",
@@ -40,6 +49,7 @@ def __getattr__(name: str) -> Any:
 
 
 __all__ = [
+    "DEMO_DOMAIN_NAME",
     "FRAME_KEY",
     "POLICIES",
     "Frame",
@@ -56,9 +66,12 @@ __all__ = [
     "PolicyRequest",
     "ScriptedPolicy",
     "ScriptedPolicyConfig",
+    "TinyModelConfig",
     "build_policy",
+    "build_tiny_model",
     "policy_kind",
     "policy_names",
+    "quiet_transformers",
     "read_frame",
     "register_policy",
     "read_text_action",

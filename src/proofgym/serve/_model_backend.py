@@ -91,7 +91,7 @@ def load_model(spec: str, *, device: str = "cpu", dtype: Any = None) -> LoadedMo
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     if spec == TINY_MODEL:
-        from proofgym.training import build_tiny_model
+        from proofgym.policies import build_tiny_model
 
         # Built and cached as `proofgym train` builds it (its default cache folder and seed).
         fields = TrainConfig.model_fields

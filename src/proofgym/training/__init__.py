@@ -28,7 +28,6 @@ from proofgym.training._heldout import HeldoutReport, evaluate_heldout
 from proofgym.training._report import MetricsLog
 from proofgym.training._sft import SFTConfig, sft_warmup
 from proofgym.training._threads import prefer_passive_waiting
-from proofgym.training._tiny import TinyModelConfig, build_tiny_model
 
 __all__ = [
     "DEFAULT_DEMO_STEPS",
@@ -47,9 +46,7 @@ __all__ = [
     "Rollout",
     "SFTConfig",
     "StepResult",
-    "TinyModelConfig",
     "WeightAverage",
-    "build_tiny_model",
     "contrast_rows",
     "demo_completion",
     "demo_rows",

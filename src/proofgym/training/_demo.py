@@ -34,7 +34,7 @@ from proofgym.training._grpo import GRPOConfig, StepResult
 from proofgym.training._heldout import HeldoutReport
 from proofgym.training._report import MetricsLog
 from proofgym.training._sft import SFTConfig
-from proofgym.training._tiny import TinyModelConfig
+from proofgym.policies import TinyModelConfig
 
 GOAL = 0.97
 # An early stop needs every branch this far above the goal at the last evaluation: a run that only just touches
@@ -214,7 +214,7 @@ def _run(out: Path, seed: int, settings: DemoSettings, cache_dir: str | Path | N
     from proofgym.training._grpo import CompactGRPO
     from proofgym.training._heldout import evaluate_heldout
     from proofgym.training._sft import sft_warmup
-    from proofgym.training._tiny import build_tiny_model, quiet_transformers
+    from proofgym.policies import build_tiny_model, quiet_transformers
 
     timings: dict[str, float] = {}
     started = time.perf_counter()

@@ -26,8 +26,8 @@ from typing import Any
 
 from proofgym.config import RunConfig, parse_run_config, read_config_file
 from proofgym.domains import GRANT_INCOME_THRESHOLD, Record, get_domain, gold_decision
-
-DOMAIN_NAME = "grant_eligibility"
+from proofgym.policies import DEMO_DOMAIN_NAME as DOMAIN_NAME
+from proofgym.policies import demo_completion, demo_prompt  # noqa: F401  (demo_completion: re-exported)
 
 # The rule branches of the domain, in the order the demo reports them.
 BRANCH_LABELS = {
@@ -65,20 +65,6 @@ DEMO_RUN_CONFIG: dict[str, Any] = _merged(read_config_file(get_domain(DOMAIN_NAM
 def demo_run_config() -> RunConfig:
     """The demo's reward path: JSON decision block with required facts -> embedded kernel -> shaper."""
     return parse_run_config(json.loads(json.dumps(DEMO_RUN_CONFIG)))
-
-
-def demo_prompt(record: Record) -> str:
-    """The prompt for ``record``: its four facts in one short line."""
-    facts = record.facts
-    residence = "resident" if facts["resident"] else "not resident"
-    grant = "active grant" if facts["has_active_grant"] else "no active grant"
-    return f"Grant application: age {facts['age']}, annual income {facts['annual_income']}, {residence}, {grant}."
-
-
-def demo_completion(decision: str, facts: Mapping[str, Any]) -> str:
-    """The answer format: one decision block restating ``facts`` (in order), then ``decision``."""
-    body = json.dumps({"facts": dict(facts), "classification": decision})
-    return f"<decision>{body}</decision>"
 
 
 # A held-out set takes one in HELDOUT_EVERY of each cell's distinct cases.
@@ -163,16 +149,6 @@ def contrast_rows(rows: Iterable[Mapping[str, Any]], *, seed: int,
         seen.add(key)
         twins.append(_row(Record(id=f"{row['id']}-contrast", facts=facts, branch=_branch(facts))))
     return twins
-
-
-def tokenizer_corpus(n: int = 4_000, seed: int = 10_007) -> list[str]:
-    """Prompts and answers (both decisions) of ``n`` records: the text the demo's tokenizer is trained on."""
-    domain = get_domain(DOMAIN_NAME)
-    texts: list[str] = []
-    for i, record in enumerate(domain.generate(seed, n)):
-        texts.append(demo_prompt(record))
-        texts.append(demo_completion(domain.spec.decisions[i % len(domain.spec.decisions)], record.facts))
-    return texts
 
 
 def _row(record: Record) -> dict[str, Any]:

@@ -12,8 +12,8 @@ import pytest
 pytest.importorskip("torch", reason="the RL trainer needs torch (pip install -e '.[train]')")
 pytest.importorskip("transformers", reason="the RL trainer needs transformers (pip install -e '.[train]')")
 
-from proofgym.rl import RLError, RLTrainer  # noqa: E402
-from proofgym.rl import _task_app  # noqa: E402
+from proofgym.training.rl import RLError, RLTrainer  # noqa: E402
+from proofgym.training.rl import _task_app  # noqa: E402
 from proofgym.traces import TraceStore  # noqa: E402
 
 from ._run import tiny_config  # noqa: E402

@@ -30,12 +30,12 @@ import torch
 
 from proofgym.config import TINY_MODEL
 from proofgym.judges import RubricScorer, RubricSet, TrajectoryScore, resolve_rubric_set, rubric_set_from_data
-from proofgym.rl._config import RLConfig
-from proofgym.rl._credit import Turn, decision_values, group_advantages, sampled_turns
-from proofgym.rl._heldout import Evaluation, OracleGold, goal_streak, read_evaluation, success
-from proofgym.rl._identity import check_resume, run_identity
-from proofgym.rl._policy import PolicyServer, build_policy_models
-from proofgym.rl._task_app import LocalTaskApp, RLError, Rollout, RolloutClient, new_cid
+from proofgym.training.rl._config import RLConfig
+from proofgym.training.rl._credit import Turn, decision_values, group_advantages, sampled_turns
+from proofgym.training.rl._heldout import Evaluation, OracleGold, goal_streak, read_evaluation, success
+from proofgym.training.rl._identity import check_resume, run_identity
+from proofgym.training.rl._policy import PolicyServer, build_policy_models
+from proofgym.training.rl._task_app import LocalTaskApp, RLError, Rollout, RolloutClient, new_cid
 from proofgym.traces import TraceStore
 from proofgym.training import MetricsLog, kl_k3
 
@@ -115,7 +115,7 @@ class RLTrainer:
         compute = config.compute
         url: str | None
         if compute is not None and compute.on_ray:
-            from proofgym.rl._ray_rollouts import RayTaskApps
+            from proofgym.training.rl._ray_rollouts import RayTaskApps
 
             self.ray_apps = RayTaskApps(local, env_config=config.rollout.env_options(), compute=compute,
                                         concurrency=config.concurrency,
@@ -235,7 +235,7 @@ class RLTrainer:
         (SIGTERM or SIGINT: checkpointed after the iteration; a second SIGINT stops at once) or ``error`` (an
         exception: the error budget, a service that would not start), with the run's summary, which a run that
         gets that far also writes to ``summary.json``. A checkpoint of another run (another seed or config, see
-        :mod:`proofgym.rl._identity`) is refused before anything starts."""
+        :mod:`proofgym.training.rl._identity`) is refused before anything starts."""
         result = RunResult(self.output_dir, 0)
         started = time.perf_counter()
         self._state = self._checked_state()

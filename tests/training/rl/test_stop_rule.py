@@ -15,8 +15,8 @@ pytest.importorskip("transformers", reason="the RL trainer needs transformers (p
 from proofgym.config import ConfigError  # noqa: E402
 from proofgym.domains import gold_decision  # noqa: E402
 from proofgym.envs import make  # noqa: E402
-from proofgym.rl import RLTrainer  # noqa: E402
-from proofgym.rl._heldout import Evaluation, goal_streak  # noqa: E402
+from proofgym.training.rl import RLTrainer  # noqa: E402
+from proofgym.training.rl._heldout import Evaluation, goal_streak  # noqa: E402
 from proofgym.traces import TraceStore  # noqa: E402
 
 from ._run import tiny_config  # noqa: E402

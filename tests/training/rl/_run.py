@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from proofgym.rl import parse_rl_config
+from proofgym.training.rl import parse_rl_config
 
 
 def tiny_config(output_dir: Path, **overrides: dict[str, Any]) -> Any:

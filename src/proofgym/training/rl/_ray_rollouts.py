@@ -18,8 +18,8 @@ import time
 from pathlib import Path
 from typing import Any, Mapping
 
-from proofgym.rl._config import ComputeSection
-from proofgym.rl._task_app import Rollout, RolloutClient
+from proofgym.training.rl._config import ComputeSection
+from proofgym.training.rl._task_app import Rollout, RolloutClient
 from proofgym.runtime import RayActorPool, RayWorkerLost, connect_ray
 
 #: Tries of one rollout whose actor or node is lost under it; each try is a fresh rollout with the same cid.

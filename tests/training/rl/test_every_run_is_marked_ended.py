@@ -13,7 +13,7 @@ import pytest
 pytest.importorskip("torch", reason="the RL trainer needs torch (pip install -e '.[train]')")
 pytest.importorskip("transformers", reason="the RL trainer needs transformers (pip install -e '.[train]')")
 
-from proofgym.rl import RLError, RLTrainer  # noqa: E402
+from proofgym.training.rl import RLError, RLTrainer  # noqa: E402
 
 from ._run import tiny_config  # noqa: E402
 

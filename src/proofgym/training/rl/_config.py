@@ -190,9 +190,9 @@ class TrainingSection(_Strict):
     warm-up of ``proofgym:tiny``), ``updates_per_batch`` (optimiser steps per batch of rollouts, each clipped
     against the sampling log-probabilities), ``kl_coef`` (a KL penalty to the policy RL starts from, GRPO's
     beta), ``overlap_rollouts`` (collect the next batch while this one trains: rollouts are then one update older,
-    within the staleness bound of :mod:`proofgym.rl._policy`), ``lr_warmup_iterations`` (the learning rate rises
-    linearly to ``learning_rate`` over the first iterations: a fresh Adam's first steps move every weight by
-    about the learning rate), ``checkpoint_every``, ``output_dir``,
+    within the staleness bound of :mod:`proofgym.training.rl._policy`), ``lr_warmup_iterations`` (the learning
+    rate rises linearly to ``learning_rate`` over the first iterations: a fresh Adam's first steps move every weight
+    by about the learning rate), ``checkpoint_every``, ``output_dir``,
     ``max_grad_norm``, ``request_timeout_s``."""
 
     num_epochs: int = Field(1, ge=1)

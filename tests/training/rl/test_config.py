@@ -7,10 +7,10 @@ from pathlib import Path
 import pytest
 
 from proofgym.config import ConfigError
-from proofgym.rl import is_rl_config, load_rl_config, parse_rl_config
+from proofgym.training.rl import is_rl_config, load_rl_config, parse_rl_config
 
 FIXTURES = Path(__file__).parent / "fixtures"
-CONFIGS = Path(__file__).parents[2] / "configs"
+CONFIGS = Path(__file__).parents[3] / "configs"
 
 
 def _minimal(**sections):
@@ -99,7 +99,7 @@ def test_shipped_rl_configs_parse_and_are_dispatched_to_the_rl_trainer():
 
 
 def test_a_registered_rubric_set_is_blended_with_the_files_weights():
-    from proofgym.rl import RLTrainer
+    from proofgym.training.rl import RLTrainer
 
     blended = RLTrainer(parse_rl_config(_minimal(rubric={"enabled": True, "set": "fact_finding",
                                                           "weights": {"env": 0.0, "event": 0.0, "outcome": 1.0}})))

@@ -62,7 +62,7 @@ def build_policy_models(name: str, *, trainer_mode: str, lora: Any, seed: int, c
     that cannot be loaded is a :class:`~proofgym.config.ConfigError` naming the ``model`` section."""
     torch.manual_seed(seed)
     if name == TINY_MODEL:
-        from proofgym.training import TinyModelConfig, build_tiny_model
+        from proofgym.policies import TinyModelConfig, build_tiny_model
 
         model, tokenizer = build_tiny_model(cache_dir, seed=seed, config=TinyModelConfig(max_positions=_TINY_CONTEXT),
                                             corpus=corpus)

