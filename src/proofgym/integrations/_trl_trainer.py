@@ -27,6 +27,15 @@ Imported by :func:`~proofgym.integrations.build_grpo_trainer` only (it imports t
   from :func:`~proofgym.training.shared_prompt_logprobs` (each distinct prompt's forward pass once, its keys and
   values handed to its completions) when the batch is text and its logits fit in 256 MiB (TRL's fused LM head
   avoids them for a large vocabulary). Same distributions and log-probabilities; elsewhere TRL's own code runs.
+
+Where TRL offers a public extension point it is used: the reward is a reward function, environments come through
+``environment_factory``, held-out evaluation and the weight average are callbacks, the loss scale is
+``compute_loss`` and the schedule ``create_scheduler``. Four private TRL methods are still overridden, each because no
+public point gives the same behaviour (the reason is written above each): ``_get_train_sampler`` (the curriculum),
+``_generate_and_score_completions`` (dynamic sampling, the explore temperature), ``_generate_single_turn`` and
+``_get_per_token_logps_and_entropies`` (the engine). Each calls TRL's own method through ``super()`` wherever proofgym
+does not change the behaviour. tests/training/trl/test_trl_private_overrides_are_pinned.py records the source of
+every TRL method these overrides replace or rely on, so a TRL upgrade that changes one fails there, by name.
 """
 
 from __future__ import annotations
@@ -101,7 +110,9 @@ class ProofgymGRPOTrainer(GRPOTrainer):
                  engine: str = "proofgym", **kwargs: Any) -> None:
         if engine not in ("proofgym", "trl"):
             raise ValueError(f"engine must be 'proofgym' or 'trl', got {engine!r}")
-        # TRL would build the KL reference from the policy's name_or_path on disk; copy it as it is instead.
+        # TRL would build the KL reference from the policy's name_or_path on disk; copy it as it is instead. With beta
+        # 0 during TRL's __init__ TRL builds none; the copy is then prepared as TRL prepares its own (pinned: the test
+        # records GRPOTrainer.__init__).
         beta = args.beta
         reference = None
         if beta != 0.0 and kwargs.get("peft_config") is None and not isinstance(model, str):
@@ -158,6 +169,12 @@ class ProofgymGRPOTrainer(GRPOTrainer):
             return [self._index_of[id(row)] for row in self.curriculum.sample(k)]
         return [self._rng.randrange(len(self.rows)) for _ in range(k)]
 
+    # Kept override of a private TRL method (pinned by tests/training/trl/test_trl_private_overrides_are_pinned.py).
+    # Why: the curriculum chooses which prompts each generation trains on, and the sampler is the only place that
+    # choice can be made. transformers' Trainer takes no sampler argument; its public get_train_dataloader() is
+    # overridden by TRL (the batch scaled by steps_per_generation, iterable datasets wrapped) and calls this method,
+    # so replacing it would mean copying TRL's copy of Trainer's dataloader code. A dataset that draws through the
+    # curriculum itself (an IterableDataset) would change how accelerate dispatches and repeats the rows.
     def _get_train_sampler(self, dataset: Any = None) -> Sampler:
         if self.curriculum is None:
             return super()._get_train_sampler(dataset)
@@ -167,6 +184,11 @@ class ProofgymGRPOTrainer(GRPOTrainer):
 
     # -- generation --------------------------------------------------------------------------------
 
+    # Kept override of a private TRL method (pinned). Why: dynamic sampling decides, from the advantages of a scored
+    # generation, whether to generate more prompts before the step trains, and merges the rounds into one batch; the
+    # curriculum is told each round's results. TRL's public points act before scoring (rollout_func, which replaces
+    # the generation only) or after the batch is built (callbacks, compute_loss), none between a generation's scoring
+    # and the step's batch. Every round is TRL's own _generate_and_score_completions, called through super().
     def _generate_and_score_completions(self, inputs: list[dict[str, Any]]) -> dict[str, Any]:
         if not self.model.training:
             return super()._generate_and_score_completions(inputs)
@@ -240,6 +262,11 @@ class ProofgymGRPOTrainer(GRPOTrainer):
                 kwargs["temperature"] = before[1]
             self._sampled_at = before[2]
 
+    # Kept override of a private TRL method (pinned). Why: TRL's public alternative, rollout_func (experimental in
+    # TRL 1.16), replaces the whole of _generate's first half: TRL then skips its own prompt tokenization and passes
+    # no images or multimodal fields on, so the cases this engine leaves to TRL (vLLM, vision inputs, non-plain
+    # sampling, several processes) would have to call TRL's private _tokenize_prompts and _generate_single_turn from
+    # inside it. Here TRL tokenizes and everything but plain-text sampling is TRL's own code, through super().
     def _generate_single_turn(self, prompt_ids: Any, images: Any, multimodal_fields: Any, num_generations: int,
                               has_tool_images: bool = False) -> tuple[list[list[int]], Any]:
         if not self._decodes_itself(images, multimodal_fields):
@@ -297,9 +324,20 @@ class ProofgymGRPOTrainer(GRPOTrainer):
                 output = super()._generate_and_score_completions(inputs)
             finally:
                 self.num_iterations = iterations
+        self._last_correct = self._correct_of_last_scoring(len(inputs))
         output["sampling_temperature"] = torch.full((len(output["advantages"]),), float(self._current_temperature()),
                                                     device=output["advantages"].device)
         return output
+
+    def _correct_of_last_scoring(self, n: int) -> list[bool]:
+        """Whether each of the ``n`` completions just scored was correct: the ``correct`` component of proofgym's TRL
+        reward function, which keeps the items of its last call (``last_items``). Read here, after TRL's scoring,
+        rather than in an override of TRL's private ``_calculate_rewards``."""
+        items = getattr(self.reward_funcs[0], "last_items", None)
+        if self.curriculum is not None and (items is None or len(items) != n):
+            raise ValueError("a curriculum needs proofgym's TRL reward function as the first reward function "
+                             "(it reads each completion's 'correct' component)")
+        return [item.components.get("correct", 0.0) == 1.0 for item in items or ()]
 
     def _reuses_first_logps(self) -> bool:
         args = self.args
@@ -322,6 +360,10 @@ class ProofgymGRPOTrainer(GRPOTrainer):
             return result * self._loss_scale
         return result
 
+    # Kept override of a private TRL method (pinned). Why: the policy's, the old policy's and the reference's
+    # log-probabilities are computed inside TRL's _generate_and_score_completions and _compute_loss, both through this
+    # method, and TRL offers no public hook for them (compute_loss sees the loss, not the log-probabilities). It also
+    # keeps the first update's log-probabilities for the later updates of a generation (see _generate_round).
     def _get_per_token_logps_and_entropies(self, model: Any, input_ids: Any, attention_mask: Any,
                                            logits_to_keep: int, batch_size: int | None = None,
                                            compute_entropy: bool = False, compute_aux_loss: bool = False,
@@ -411,15 +453,6 @@ class ProofgymGRPOTrainer(GRPOTrainer):
         self.curriculum.update({b: (c, n) for b, (c, n) in by_branch.items()})
         self.curriculum.observe(observed)
 
-    def _calculate_rewards(self, inputs: Any, prompts: Any, completions: Any, completion_ids_list: Any) -> Any:
-        rewards = super()._calculate_rewards(inputs, prompts, completions, completion_ids_list)
-        items = getattr(self.reward_funcs[0], "last_items", None)
-        if self.curriculum is not None and (items is None or len(items) != len(completions)):
-            raise ValueError("a curriculum needs proofgym's TRL reward function as the first reward function "
-                             "(it reads each completion's 'correct' component)")
-        self._last_correct = [item.components.get("correct", 0.0) == 1.0 for item in items or ()]
-        return rewards
-
     def _merge(self, rounds: list[tuple[list[dict[str, Any]], dict[str, Any], list[bool]]], groups: int,
                spread_only: bool = True) -> dict[str, Any]:
         """The first ``groups`` groups with a reward spread across the rounds (``spread_only=False``: the first
@@ -440,7 +473,7 @@ class ProofgymGRPOTrainer(GRPOTrainer):
         unknown = sorted(k for k, v in first.items() if isinstance(v, torch.Tensor) and k not in known)
         if unknown:
             raise ValueError(f"dynamic sampling cannot merge generation batches with {unknown} (multimodal or tool "
-                             "rollouts); set train.grpo.dynamic_sampling: false")
+                             "rollouts); set training.grpo.dynamic_sampling: false")
         pad_id = self.processing_class.pad_token_id if hasattr(self.processing_class, "pad_token_id") \
             else self._tokenizer.pad_token_id
         n = self.num_generations
@@ -463,6 +496,8 @@ class ProofgymGRPOTrainer(GRPOTrainer):
 
     # -- schedule ----------------------------------------------------------------------------------
 
+    # transformers' documented override point for a schedule of one's own (public); it sets Trainer's
+    # _created_lr_scheduler flag as Trainer.create_scheduler does, so that Trainer rebuilds it on a new train() call.
     def create_scheduler(self, num_training_steps: int, optimizer: Any = None) -> Any:
         if self.lr_scheduler is None:
             from proofgym.training import GRPOConfig
