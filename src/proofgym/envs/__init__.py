@@ -10,7 +10,7 @@ Every environment has train / val / test splits of its seeds: ``make(name, split
 import sys
 from typing import Any
 
-from proofgym.envs._core import Environment, Observation, StepResult
+from proofgym.envs._core import HOOK_DEFAULTS, Environment, EnvironmentHooks, Observation, StepResult, env_hook
 from proofgym.envs._registry import ENVIRONMENTS, EnvFactory, env_names, make, quick_to_make, register_env
 from proofgym.envs._splits import (
     DIFFICULTIES,
@@ -49,6 +49,8 @@ __all__ = [
     "ENVIRONMENTS",
     "EnvFactory",
     "Environment",
+    "EnvironmentHooks",
+    "HOOK_DEFAULTS",
     "MAX_ACTION_CHARS",
     "Observation",
     "SPLITS",
@@ -65,6 +67,7 @@ __all__ = [
     "ToolResult",
     "answer_tool",
     "check_answer_run_config",
+    "env_hook",
     "env_names",
     "make",
     "plain_text_answer",

@@ -1,11 +1,16 @@
-"""The environment contract: what ``reset`` and ``step`` return, and the protocol every environment meets."""
+"""The environment contract: what ``reset`` and ``step`` return, the protocol every environment meets, and its
+optional hooks, each declared here with its default (:class:`EnvironmentHooks`, read through :func:`env_hook`)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping  # isinstance against typing's aliases is several times slower
+from collections.abc import Callable, Iterator, Mapping, Sequence  # isinstance against typing's aliases is slower
 from dataclasses import dataclass, field
 from types import TracebackType
-from typing import Any, Protocol, Self, runtime_checkable
+from typing import TYPE_CHECKING, Any, Literal, Protocol, Self, overload, runtime_checkable
+
+if TYPE_CHECKING:
+    from proofgym.envs._splits import SeedPartition
+    from proofgym.judges import RubricSet
 
 
 @dataclass(frozen=True)
@@ -23,12 +28,11 @@ class Observation:
         return {"text": self.text, "data": dict(self.data)}
 
 
-#: The typed fields of :class:`StepResult` that mirror keys of its ``info`` (``components`` is
-#: ``info["reward_components"]``): the contract a rollout loop, an evaluation and a trace read.
+#: The typed fields of :class:`StepResult` and the keys of its ``info`` that mirror them (``components`` is
+#: ``info["reward_components"]``): the typed field is what a rollout loop and an evaluation read; the key is what a
+#: trace and the HTTP contract carry.
 TYPED_INFO_KEYS: dict[str, str] = {"outcome": "outcome", "verdict": "verdict", "components": "reward_components",
                                    "correct": "correct", "passed": "passed", "abstained": "abstained"}
-_TYPES: dict[str, tuple[type, ...]] = {"outcome": (str,), "verdict": (Mapping,), "components": (Mapping,),
-                                      "correct": (bool,), "passed": (bool,), "abstained": (bool,)}
 
 
 @dataclass(frozen=True)
@@ -50,8 +54,9 @@ class StepResult:
     - ``correct``: the answer is the right one; ``passed``: the episode reached the environment's top outcome;
     - ``abstained``: the step's answer could not be verified, so it carries no reward signal.
 
-    Each typed field is also in ``info`` under its key (``components`` as ``reward_components``), which is what
-    traces and the HTTP contract carry; an environment may set either, and the other is filled in.
+    The typed fields are the only way a step reports these: an environment sets them, and each one set is also
+    written into ``info`` under its key (``components`` as ``reward_components``) unless ``info`` has it already,
+    which is what traces and the HTTP contract carry. ``info`` is never read back into them.
     An invalid terminal step is neither passed nor failed, and an evaluation reports it as not judged.
 
     Unpacks as the classic four-tuple: ``observation, reward, done, info = env.step(action)``.
@@ -73,11 +78,7 @@ class StepResult:
         info = dict(self.info)
         for name, key in TYPED_INFO_KEYS.items():
             value = getattr(self, name)
-            if value is None:
-                given = info.get(key)
-                if given is not None and isinstance(given, _TYPES[name]):
-                    object.__setattr__(self, name, given)
-            elif key not in info:
+            if value is not None and key not in info:
                 info[key] = dict(value) if isinstance(value, Mapping) else value
         object.__setattr__(self, "info", info)
 
@@ -124,10 +125,9 @@ class Environment(Protocol):
     ``close()`` releases everything the instance holds; it is idempotent, and the environment is a
     context manager that closes on exit.
 
-    An environment may also set ``blocking = False`` when ``reset``, ``step`` and ``close`` are short
-    CPU work that never waits (no I/O, subprocesses or remote calls): a rollout loop may then call
-    them on its event loop instead of handing each call to a worker thread. Without it, calls are
-    assumed to block.
+    The optional hooks (``accepts_text``, ``blocking``, ``seed_partition``, ``oracle_actions``, ``rubrics``) are
+    declared with their defaults by :class:`EnvironmentHooks`, which :class:`~proofgym.envs.ToolEnv` derives from;
+    read them with :func:`env_hook`, which gives the default for an environment that does not have one.
     """
 
     @property
@@ -144,3 +144,54 @@ class Environment(Protocol):
     def __exit__(
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None: ...
+
+
+class EnvironmentHooks:
+    """The optional part of the environment contract: each hook with its default. An environment overrides what it
+    has (a class attribute, a property or, for ``oracle_actions``, a method); a loop reads them with
+    :func:`env_hook`, so that an environment that does not derive from this class gets the same defaults.
+
+    - ``accepts_text``: the environment also takes the answer as plain text, not only as a tool call (a policy
+      may then reply with text alone);
+    - ``blocking``: ``False`` when ``reset``, ``step`` and ``close`` are short CPU work that never waits (no I/O,
+      subprocesses or remote calls): a rollout loop may then call them on its event loop instead of handing each
+      call to a worker thread. By default calls are assumed to block;
+    - ``seed_partition``: how the seeds fall into train / val / test (a :class:`~proofgym.envs.SeedPartition`);
+      ``None``: the default partition (:func:`~proofgym.envs.seed_partition`);
+    - ``oracle_actions(seed)``: known-good actions for episode ``seed`` (resets the episode); ``None``: no oracle;
+    - ``rubrics``: the :class:`~proofgym.judges.RubricSet` the environment declares, a task app's default for
+      judging its rollouts; ``None``: none.
+
+    A factory registered with :func:`~proofgym.envs.register_env` has one optional hook of its own,
+    ``builds_quickly(**config) -> bool`` (default: ``False``), read by :func:`~proofgym.envs.quick_to_make`.
+    """
+
+    accepts_text: bool = False
+    blocking: bool = True
+    seed_partition: SeedPartition | None = None
+    oracle_actions: Callable[[int], Sequence[Any]] | None = None
+    rubrics: RubricSet | None = None
+
+
+#: Every optional hook of an environment and its default (:class:`EnvironmentHooks`).
+HOOK_DEFAULTS: Mapping[str, Any] = {name: getattr(EnvironmentHooks, name)
+                                    for name in ("accepts_text", "blocking", "seed_partition", "oracle_actions",
+                                                 "rubrics")}
+
+
+@overload
+def env_hook(env: Any, name: Literal["accepts_text", "blocking"]) -> bool: ...
+@overload
+def env_hook(env: Any, name: Literal["seed_partition"]) -> SeedPartition | None: ...
+@overload
+def env_hook(env: Any, name: Literal["oracle_actions"]) -> Callable[[int], Sequence[Any]] | None: ...
+@overload
+def env_hook(env: Any, name: Literal["rubrics"]) -> RubricSet | None: ...
+def env_hook(env: Any, name: str) -> Any:
+    """The environment's optional hook ``name`` (one of :data:`HOOK_DEFAULTS`), or its declared default when the
+    environment has none. The one way any loop, server or trainer reads a hook."""
+    try:
+        default = HOOK_DEFAULTS[name]
+    except KeyError:
+        raise ValueError(f"{name!r} is no environment hook: expected one of {', '.join(HOOK_DEFAULTS)}") from None
+    return getattr(env, name, default)

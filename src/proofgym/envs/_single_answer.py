@@ -116,7 +116,8 @@ class SingleAnswerEnv(ToolEnv):
             components = {**result.info["reward_components"], "no_answer": self._floor}
             info = {**result.info, "reward_components": components, "outcome": "no_answer", "verdict": None,
                     "correct": False, "passed": False, "abstained": False}
-            return StepResult(result.observation, sum(components.values()), True, True, info)
+            return StepResult(result.observation, sum(components.values()), True, True, info, outcome="no_answer",
+                              components=components, correct=False, passed=False, abstained=False)
         return result
 
     def _reset(self, seed: int) -> Observation:

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any, Mapping, Protocol, Self, Sequence, runtime_checkable
 
 from proofgym.core import ConfigError
-from proofgym.envs._core import Environment, Observation, StepResult
+from proofgym.envs._core import Environment, Observation, StepResult, env_hook
 
 #: The splits, in the order they are listed everywhere.
 SPLITS: tuple[str, ...] = ("train", "val", "test")
@@ -116,8 +116,8 @@ DEFAULT_PARTITION = BlockPartition()
 
 
 def seed_partition(env: Any) -> SeedPartition:
-    """``env``'s partition of its seeds: its ``seed_partition`` attribute, else :data:`DEFAULT_PARTITION`."""
-    partition = getattr(env, "seed_partition", None)
+    """``env``'s partition of its seeds: its ``seed_partition`` hook, else :data:`DEFAULT_PARTITION`."""
+    partition = env_hook(env, "seed_partition")
     if partition is None:
         return DEFAULT_PARTITION
     if not isinstance(partition, SeedPartition):
@@ -206,7 +206,7 @@ class SplitEnv:
         return self.env.step(action)
 
     def oracle_actions(self, seed: int) -> Sequence[Any]:
-        oracle = getattr(self.env, "oracle_actions", None)
+        oracle = env_hook(self.env, "oracle_actions")
         if not callable(oracle):
             raise AttributeError(f"{type(self.env).__name__} has no oracle_actions")
         return oracle(self.env_seed(seed))

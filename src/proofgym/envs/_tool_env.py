@@ -6,9 +6,10 @@ import math
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from types import TracebackType
-from typing import Any, Mapping, Self, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any, Self
 
-from proofgym.envs._core import Observation, StepResult
+from proofgym.envs._core import EnvironmentHooks, Observation, StepResult
 from proofgym.envs._tools import ActionError, Tool, ToolCall, parse_action, tool_table
 
 
@@ -16,7 +17,10 @@ from proofgym.envs._tools import ActionError, Tool, ToolCall, parse_action, tool
 class ToolResult:
     """What a tool call did: the observation, the reward components it earned, whether it ends the episode.
 
-    ``rewards`` maps component names to amounts; the step's reward is their sum less the step penalty.
+    ``rewards`` maps component names to amounts; the step's reward is their sum less the step penalty. A tool that
+    judges an answer says how in ``info`` under the keys of :class:`~proofgym.envs.StepResult`'s typed fields
+    (``outcome``, ``verdict``, ``correct``, ``passed``, ``abstained``), where the environment's trace keeps them in
+    the order it wrote them: :class:`ToolEnv` sets the step's typed fields from them.
     """
 
     observation: Observation
@@ -25,7 +29,17 @@ class ToolResult:
     info: Mapping[str, Any] = field(default_factory=dict)
 
 
-class ToolEnv(ABC):
+#: The typed fields of a step a tool's ``info`` may report, and the type each must have to count.
+_TYPED: dict[str, type] = {"outcome": str, "verdict": Mapping, "correct": bool, "passed": bool, "abstained": bool}
+
+
+def typed_fields(info: Mapping[str, Any]) -> dict[str, Any]:
+    """The typed :class:`~proofgym.envs.StepResult` fields a tool's result reports in its ``info``: each key of
+    ``outcome``, ``verdict``, ``correct``, ``passed`` and ``abstained`` whose value has the field's type."""
+    return {name: value for name, kind in _TYPED.items() if isinstance(value := info.get(name), kind)}
+
+
+class ToolEnv(EnvironmentHooks, ABC):
     """Base class of tool-calling environments (one instance per rollout).
 
     It parses and validates actions against the tools' schemas, counts turns, charges the step
@@ -89,7 +103,8 @@ class ToolEnv(ABC):
         info = {**result.info, "turn": self._turn, "reward_components": components}
         if error is not None:
             info["error"] = error
-        return StepResult(result.observation, sum(components.values()), self._over, truncated, info)
+        return StepResult(result.observation, sum(components.values()), self._over, truncated, info,
+                          components=components, **typed_fields(result.info))
 
     def close(self) -> None:
         """Release what the environment holds; safe to call more than once."""

@@ -23,7 +23,7 @@ import weakref
 from collections.abc import Mapping, Sequence
 from typing import Any, Callable, Optional
 
-from proofgym.envs import Environment, make
+from proofgym.envs import Environment, env_hook, make
 
 _TYPES = {"string": str, "integer": int, "boolean": bool}
 _OVER = "The episode is over: no more tool calls are accepted."
@@ -65,15 +65,14 @@ class EnvironmentAdapter:
             return _OVER
         result = self._env.step(action)
         self._return += float(result.reward)
-        info = result.info
-        self._abstained = self._abstained or bool(info.get("abstained")) or info.get("outcome") == "invalid"
+        self._abstained = self._abstained or bool(result.abstained) or result.outcome == "invalid"
         self._done = bool(result.done)
         return result.observation.text
 
     def _finish(self, completion: Any) -> float | None:
         """The episode's return, after answering with ``completion``'s final text where the environment
         takes plain-text answers and is still running; ``None`` when a verification was invalid."""
-        if self._started and not self._done and getattr(self._env, "accepts_text", False):
+        if self._started and not self._done and env_hook(self._env, "accepts_text"):
             # An empty answer is still an answer: the environment scores it as a format failure.
             self._act(_final_text(completion) or "")
         if not self._started or self._abstained:

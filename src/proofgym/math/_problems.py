@@ -127,8 +127,8 @@ def generate_problems(tasks: Sequence[str] = GENERATED_TASKS, *, per_task: int =
     """``per_task`` problems of each reasoning-gym task in ``tasks``, deterministically from ``seed`` (offline).
 
     Only entries whose gold answer reasoning-gym's own scorer gives 1.0 are kept. Needs the optional
-    ``reasoning-gym`` package; ids are ``task-NNN``, ``NNN`` the entry's index in the task's dataset. Raises ``ImportError`` with the install
-    command when it is absent, ``ValueError`` naming an unknown task.
+    ``reasoning-gym`` package; ids are ``task-NNN``, ``NNN`` the entry's index in the task's dataset. Raises
+    ``ImportError`` with the install command when it is absent, ``ValueError`` naming an unknown task.
     """
     try:
         import reasoning_gym

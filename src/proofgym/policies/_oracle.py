@@ -6,7 +6,7 @@ import asyncio
 import threading
 from typing import Any, Mapping
 
-from proofgym.envs import make
+from proofgym.envs import env_hook, make
 from proofgym.policies._protocol import PolicyReply, PolicyRequest
 from proofgym.policies._scripted import action_text
 
@@ -26,7 +26,7 @@ class OraclePolicy:
         self.env_name = env_name
         self.policy_id = policy_id
         self._env = make(env_name, **dict(env_config or {}))
-        if not callable(getattr(self._env, "oracle_actions", None)):
+        if not callable(env_hook(self._env, "oracle_actions")):
             self._env.close()
             raise ValueError(f"there is no oracle for environment {env_name!r} ({type(self._env).__name__})")
         self._plans: dict[int, list[Any]] = {}

@@ -18,7 +18,7 @@ from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 from proofgym.core import bounded_json, model_text, redact_secrets, redact_text
-from proofgym.envs import Environment, Observation, StepResult, make, quick_to_make
+from proofgym.envs import Environment, Observation, StepResult, env_hook, make, quick_to_make
 from proofgym.policies import FRAME_KEY, Frame, FrameError, Policy, PolicyReply, PolicyRequest, read_frame
 from proofgym.rollouts._result import RolloutResult
 from proofgym.traces import (
@@ -156,7 +156,7 @@ async def _play(env: Environment, worker: _EnvWorker, policy: Policy, session: S
                 max_lm_calls: int | None = None) -> None:
     observation, frame = _checked_frame(await worker.call(env.reset, seed))
     tools: list[Mapping[str, Any]] = [dict(tool) for tool in env.tools]
-    accepts_text = bool(getattr(env, "accepts_text", False))
+    accepts_text = bool(env_hook(env, "accepts_text"))
     system = observation.data.get("system")
     if isinstance(system, str) and system:
         messages.append({"role": "system", "content": system})
@@ -415,7 +415,7 @@ class _EnvWorker:
 
     def adopt(self, env: Environment) -> None:
         """Run ``env``'s later calls inline when it declares that they never block."""
-        self.inline = getattr(env, "blocking", True) is False
+        self.inline = env_hook(env, "blocking") is False
 
     async def close(self, env: Environment) -> None:
         last = self._last
