@@ -8,10 +8,12 @@ from proofgym.rewards._function import (
     RewardStats,
     ScoredItem,
 )
+from proofgym.rewards._metrics import COMPONENTS, batch_metrics, item_breakdown, last_runtime_metrics
 from proofgym.rewards._reference import Reference
 from proofgym.rewards._shaper import DefaultRewardShaper, InvalidVerdictError, ShapedReward, rule_mention_credit
 
 __all__ = [
+    "COMPONENTS",
     "DefaultRewardShaper",
     "ErrorBudget",
     "ErrorBudgetExceeded",
@@ -24,5 +26,8 @@ __all__ = [
     "ShaperConfig",
     "ShaperPenalties",
     "ShaperWeights",
+    "batch_metrics",
+    "item_breakdown",
+    "last_runtime_metrics",
     "rule_mention_credit",
 ]
