@@ -166,17 +166,28 @@ class EnvironmentHooks:
     ``builds_quickly(**config) -> bool`` (default: ``False``), read by :func:`~proofgym.envs.quick_to_make`.
     """
 
-    accepts_text: bool = False
-    blocking: bool = True
-    seed_partition: SeedPartition | None = None
     oracle_actions: Callable[[int], Sequence[Any]] | None = None
-    rubrics: RubricSet | None = None
+
+    @property
+    def accepts_text(self) -> bool:
+        return False
+
+    @property
+    def blocking(self) -> bool:
+        return True
+
+    @property
+    def seed_partition(self) -> SeedPartition | None:
+        return None
+
+    @property
+    def rubrics(self) -> RubricSet | None:
+        return None
 
 
 #: Every optional hook of an environment and its default (:class:`EnvironmentHooks`).
-HOOK_DEFAULTS: Mapping[str, Any] = {name: getattr(EnvironmentHooks, name)
-                                    for name in ("accepts_text", "blocking", "seed_partition", "oracle_actions",
-                                                 "rubrics")}
+HOOK_DEFAULTS: Mapping[str, Any] = {"accepts_text": False, "blocking": True, "seed_partition": None,
+                                    "oracle_actions": None, "rubrics": None}
 
 
 @overload

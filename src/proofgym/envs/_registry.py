@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any, Callable, cast
 
 from proofgym.core import Registry
 from proofgym.envs._core import Environment
@@ -14,7 +14,7 @@ EnvFactory = Callable[..., Environment]
 def _check_factory(value: Any) -> EnvFactory:
     if not callable(value):
         raise TypeError(f"expected an environment factory (a callable), got {type(value).__name__}")
-    return value
+    return cast(EnvFactory, value)
 
 
 #: Environments by name. Built-in ones and plugins' (the ``proofgym.envs`` entry-point group) are factories or
