@@ -1,8 +1,9 @@
-"""Trainer adapters: TRL (reward function, GRPOTrainer builder, environments), veRL (``compute_score``)
-and OpenRLHF (a remote reward server), plus the ``proofgym train`` run.
+"""Trainer adapters: veRL (``compute_score``) and a trainer's run config source (a file or a shipped domain); the TRL
+path, which lives in :mod:`proofgym.training.trl`, is re-exported here under its documented names. OpenRLHF's reward
+server is :mod:`proofgym.reward_server`.
 
-Importing this package is light: torch, transformers, trl, peft, fastapi and uvicorn are imported
-only inside the functions that use them (extra ``train`` for TRL, ``serve`` for the server).
+Importing this package is light: torch, transformers, trl and peft are imported only inside the functions that use
+them (extra ``train`` for TRL).
 """
 
 from proofgym.integrations._run_config_source import (
@@ -10,18 +11,20 @@ from proofgym.integrations._run_config_source import (
     resolve_run_config,
     reward_function_for_run_config,
 )
-from proofgym.integrations._train_run import TrainResult, run_training
-from proofgym.integrations._trl import (
+from proofgym.integrations._verl import compute_score, compute_score_batch
+from proofgym.rewards import COMPONENTS, batch_metrics, item_breakdown
+from proofgym.training import (
     AsyncTRLRewardFunction,
+    TRLEnvironment,
     TRLRewardFunction,
+    TrainResult,
     build_grpo_trainer,
     grpo_config_kwargs,
     lora_config,
+    run_training,
+    trl_environment,
     trl_reward_function,
 )
-from proofgym.integrations._trl_env import TRLEnvironment, trl_environment
-from proofgym.integrations._verl import compute_score, compute_score_batch
-from proofgym.rewards import COMPONENTS, batch_metrics, item_breakdown  # their home; re-exported here
 
 __all__ = [
     "COMPONENTS",

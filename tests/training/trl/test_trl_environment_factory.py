@@ -9,9 +9,9 @@ pytest.importorskip("trl")
 
 from _judge import requires_judge  # noqa: E402
 
-from proofgym.integrations import trl_environment  # noqa: E402
+from proofgym.training import trl_environment  # noqa: E402
 
-from ._support import flip_decision  # noqa: E402
+from integrations._support import flip_decision  # noqa: E402
 
 pytestmark = pytest.mark.filterwarnings("ignore::FutureWarning", "ignore::UserWarning")
 
@@ -120,12 +120,12 @@ def test_a_grpo_step_with_the_environment_factory_on_the_tiny_model(grant, tiny,
 
     from proofgym.config import parse_run_config
     from proofgym.domains import default_run_config
-    from proofgym.integrations import build_grpo_trainer
+    from proofgym.training import build_grpo_trainer
 
     model, tokenizer = tiny
     tokenizer.chat_template = qwen2_5_chat_template  # a template TRL can render and parse tool calls with
     data = default_run_config("grant_eligibility").model_dump()
-    data["train"] = {"model": "proofgym:tiny", "dataset": {"domain": "grant_eligibility"}, "output_dir": str(tmp_path),
+    data["training"] = {"model": "proofgym:tiny", "dataset": {"domain": "grant_eligibility"}, "output_dir": str(tmp_path),
                      "grpo": {"group_size": 2, "batch_size": 2, "steps": 1, "max_completion_length": 12}}
     trainer = build_grpo_trainer(parse_run_config(data), model, grant.rows(range(8)), tokenizer=tokenizer,
                                  extra_reward_funcs=[grant.reward_func], environment_factory=grant.factory,

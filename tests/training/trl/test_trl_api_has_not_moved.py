@@ -10,8 +10,8 @@ pytestmark = pytest.mark.filterwarnings("ignore::FutureWarning")
 from trl import GRPOConfig, GRPOTrainer  # noqa: E402
 
 from proofgym.config import parse_run_config  # noqa: E402
-from proofgym.integrations import grpo_config_kwargs, lora_config  # noqa: E402
-from proofgym.integrations._trl import GRPO_CONFIG_FIELDS  # noqa: E402
+from proofgym.training import grpo_config_kwargs, lora_config  # noqa: E402
+from proofgym.training.trl._adapter import GRPO_CONFIG_FIELDS  # noqa: E402
 
 
 def test_the_pinned_versions_are_installed():
@@ -50,13 +50,13 @@ def test_reward_functions_are_still_called_with_the_metric_hooks_and_none_still_
 def test_the_cpu_config_is_accepted_and_means_what_the_builder_intends():
     run = parse_run_config({
         "verifier": {"kind": "rulebook", "domain": "grant_eligibility"},
-        "train": {"model": "proofgym:tiny", "dataset": {"domain": "grant_eligibility"},
+        "training": {"model": "proofgym:tiny", "dataset": {"domain": "grant_eligibility"},
                   "grpo": {"group_size": 4, "batch_size": 3, "steps": 7, "learning_rate": 3e-4,
                            "max_completion_length": 40, "kl_beta": 0.02},
                   "lora": {"r": 8, "alpha": 16, "dropout": 0.0, "target_modules": ["q_proj", "v_proj"]},
                   "save_every": 5, "output_dir": "out"},
     })
-    config = GRPOConfig(**grpo_config_kwargs(run.train, cuda=False))
+    config = GRPOConfig(**grpo_config_kwargs(run.training, cuda=False))
     # 3 prompts x 4 completions, generated once per optimisation step.
     assert config.per_device_train_batch_size == 12
     assert config.generation_batch_size == 12
@@ -66,17 +66,17 @@ def test_the_cpu_config_is_accepted_and_means_what_the_builder_intends():
     assert not config.bf16 and not config.fp16 and not config.gradient_checkpointing and not config.use_vllm
     assert config.save_strategy == "steps" and config.save_steps == 5
     assert config.remove_unused_columns is False and config.logging_steps == 1
-    lora = lora_config(run.train)
+    lora = lora_config(run.training)
     assert (lora.r, lora.lora_alpha, lora.lora_dropout) == (8, 16, 0.0)
     assert set(lora.target_modules) == {"q_proj", "v_proj"} and lora.task_type == "CAUSAL_LM"
 
 
 def test_gpu_only_settings_are_refused_on_cpu():
     run = parse_run_config({"verifier": {"kind": "rulebook", "domain": "grant_eligibility"},
-                            "train": {"model": "m", "dataset": {"domain": "grant_eligibility"}, "use_vllm": True}})
+                            "training": {"model": "m", "dataset": {"domain": "grant_eligibility"}, "use_vllm": True}})
     with pytest.raises(ValueError, match="use_vllm: true needs a CUDA GPU"):
-        grpo_config_kwargs(run.train, cuda=False)
-    auto = run.train.model_copy(update={"use_vllm": "auto"})
+        grpo_config_kwargs(run.training, cuda=False)
+    auto = run.training.model_copy(update={"use_vllm": "auto"})
     assert grpo_config_kwargs(auto, cuda=False)["use_vllm"] is False
     assert grpo_config_kwargs(auto, cuda=True, vllm_available=True)["use_vllm"] is True
     assert grpo_config_kwargs(auto, cuda=True, vllm_available=False)["use_vllm"] is False

@@ -5,7 +5,7 @@ import json
 import pytest
 
 from proofgym.config import ConfigError, parse_run_config
-from proofgym.integrations._train_run import read_rows, training_rows, warm_up
+from proofgym.training.trl._run import read_rows, training_rows, warm_up
 
 
 class _Tokenizer:
@@ -18,7 +18,7 @@ def _run(**train):
             "heldout": {"n": 20, "seed": 1}}
     return parse_run_config({"verifier": {"kind": "rulebook", "domain": "grant_eligibility"},
                              "parser": {"kind": "json_block", "decisions": ["permit", "deny"]},
-                             "train": {**base, **train}})
+                             "training": {**base, **train}})
 
 
 @pytest.mark.parametrize("prompt_format, template, kind", [
@@ -27,7 +27,7 @@ def _run(**train):
 ])
 def test_domain_rows_come_in_the_configured_prompt_format(prompt_format, template, kind):
     run = _run(dataset={"domain": "grant_eligibility", "n": 8, "prompt_format": prompt_format})
-    rows, heldout = training_rows(run, run.train, _Tokenizer(template))
+    rows, heldout = training_rows(run, run.training, _Tokenizer(template))
     assert all(isinstance(row["prompt"], kind) for row in rows + heldout)
     assert {"gold", "source_facts", "branch"} <= set(rows[0])
     if prompt_format == "record":
@@ -37,7 +37,7 @@ def test_domain_rows_come_in_the_configured_prompt_format(prompt_format, templat
 
 def test_training_rows_never_repeat_a_held_out_case():
     run = _run(dataset={"domain": "grant_eligibility", "n": 400, "seed": 0}, heldout={"n": 400, "seed": 1})
-    rows, heldout = training_rows(run, run.train, _Tokenizer())
+    rows, heldout = training_rows(run, run.training, _Tokenizer())
     held = {json.dumps(r["source_facts"], sort_keys=True) for r in heldout}
     assert not any(json.dumps(r["source_facts"], sort_keys=True) in held for r in rows)
     assert len(heldout) == 400 and 380 < len(rows) < 400  # seeds 0 and 1 share a few records
@@ -67,13 +67,13 @@ def test_held_out_rows_need_a_gold_decision(tmp_path):
     (tmp_path / "held.jsonl").write_text(json.dumps({"prompt": "x"}) + "\n")
     run = _run(heldout={"file": str(tmp_path / "held.jsonl")})
     with pytest.raises(ConfigError, match="heldout row 0: needs a string 'gold'"):
-        training_rows(run, run.train, _Tokenizer())
+        training_rows(run, run.training, _Tokenizer())
 
 
 def test_the_format_warm_up_needs_a_json_block_parser_with_decisions():
     run = parse_run_config({"verifier": {"kind": "rulebook", "domain": "grant_eligibility"},
                             "parser": {"kind": "json_block"},
-                            "train": {"model": "proofgym:tiny", "dataset": {"domain": "grant_eligibility"},
+                            "training": {"model": "proofgym:tiny", "dataset": {"domain": "grant_eligibility"},
                                       "warmup": {"steps": 1}}})
-    with pytest.raises(ConfigError, match="train.warmup: needs parser.kind json_block with parser.decisions"):
-        warm_up(run, run.train, None, None, [{"prompt": "x", "source_facts": {"age": 1}}])
+    with pytest.raises(ConfigError, match="training.warmup: needs parser.kind json_block with parser.decisions"):
+        warm_up(run, run.training, None, None, [{"prompt": "x", "source_facts": {"age": 1}}])

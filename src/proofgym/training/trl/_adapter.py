@@ -15,11 +15,10 @@ import threading
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from proofgym.rewards import RewardFunction, ScoredItem, batch_metrics
-from proofgym.rewards._metrics import last_runtime_metrics
+from proofgym.rewards import RewardFunction, ScoredItem, batch_metrics, last_runtime_metrics
 
 if TYPE_CHECKING:
-    from proofgym.config import RunConfig, TrainConfig
+    from proofgym.config import RunConfig, TrainingSection
 
 # Dataset columns read as the reference; ``reference`` may hold a whole reference (an object or
 # its JSON text). Every other column TRL passes is ignored.
@@ -173,9 +172,9 @@ GRPO_CONFIG_FIELDS = (
 )
 
 
-def grpo_config_kwargs(train: TrainConfig | None = None, *, output_dir: str | None = None,
+def grpo_config_kwargs(train: TrainingSection | None = None, *, output_dir: str | None = None,
                        cuda: bool | None = None, vllm_available: bool | None = None) -> dict[str, Any]:
-    """The ``GRPOConfig`` keyword arguments for a ``train:`` section (defaults when ``None``).
+    """The ``GRPOConfig`` keyword arguments for a ``training:`` section (defaults when ``None``).
 
     One optimisation step uses ``batch_size x group_size`` completions (TRL's
     ``per_device_train_batch_size`` counts completions); each generation is trained on
@@ -183,22 +182,22 @@ def grpo_config_kwargs(train: TrainConfig | None = None, *, output_dir: str | No
     overrides TRL's GPU-minded defaults: no bf16, no gradient checkpointing. Raises
     :class:`~proofgym.config.ConfigError` for GPU-only settings (fp16, ``use_vllm: true``) without CUDA.
     """
-    from proofgym.config import ConfigError, GRPOSettings
+    from proofgym.config import ConfigError, GRPOSection
 
     if cuda is None:
         cuda = _cuda_available()
-    grpo = train.grpo if train is not None else GRPOSettings()
+    grpo = train.grpo if train is not None else GRPOSection()
     completions = grpo.batch_size * grpo.group_size
     precision = train.precision if train is not None else "auto"
     if precision == "auto":
         precision = "bf16" if cuda and _bf16_supported() else "fp32"
     if precision == "fp16" and not cuda:
-        raise ConfigError("train.precision: fp16 needs a CUDA GPU; use fp32 or bf16 on CPU")
+        raise ConfigError("training.precision: fp16 needs a CUDA GPU; use fp32 or bf16 on CPU")
     use_vllm = train.use_vllm if train is not None else False
     if use_vllm == "auto":
         use_vllm = bool(cuda and (vllm_available if vllm_available is not None else _vllm_available()))
     elif use_vllm and not cuda:
-        raise ConfigError("train.use_vllm: true needs a CUDA GPU; set it to auto or false")
+        raise ConfigError("training.use_vllm: true needs a CUDA GPU; set it to auto or false")
     save_every = train.save_every if train is not None else 0
     kwargs: dict[str, Any] = {
         "output_dir": output_dir or (train.output_dir if train is not None else "runs/train"),
@@ -241,7 +240,7 @@ def grpo_config_kwargs(train: TrainConfig | None = None, *, output_dir: str | No
     return kwargs
 
 
-def lora_config(train: TrainConfig | None) -> Any:
+def lora_config(train: TrainingSection | None) -> Any:
     """peft's ``LoraConfig`` for ``train.lora``, or ``None`` when LoRA is not configured."""
     if train is None or train.lora is None:
         return None
@@ -258,8 +257,8 @@ def build_grpo_trainer(run_config: RunConfig, model: Any, dataset: Any, *, token
                        extra_reward_funcs: Sequence[Any] = (),
                        environment_factory: Any = None, config_overrides: Mapping[str, Any] | None = None,
                        curriculum: Any = None) -> Any:
-    """proofgym's ``GRPOTrainer`` (TRL's, see :mod:`proofgym.integrations._trl_trainer`) for ``run_config``'s
-    reward path and ``train:`` section.
+    """proofgym's ``GRPOTrainer`` (TRL's, see :mod:`proofgym.training.trl._trainer`) for ``run_config``'s
+    reward path and ``training:`` section.
 
     ``model`` is a ``PreTrainedModel`` or a model id / local path; ``dataset`` a ``datasets.Dataset``
     or a list of rows, each with ``prompt`` (text or chat messages) and the reference columns
@@ -276,12 +275,12 @@ def build_grpo_trainer(run_config: RunConfig, model: Any, dataset: Any, *, token
     """
     import datasets
 
-    from proofgym.config import GRPOSettings
-    from proofgym.integrations._trl_trainer import ProofgymGRPOTrainer
+    from proofgym.config import GRPOSection
+    from proofgym.training.trl._trainer import ProofgymGRPOTrainer
     from trl import GRPOConfig
 
-    train = run_config.train
-    grpo = train.grpo if train is not None else GRPOSettings()
+    train = run_config.training
+    grpo = train.grpo if train is not None else GRPOSection()
     kwargs = grpo_config_kwargs(train, output_dir=output_dir)
     unknown = sorted(set(config_overrides or {}) - set(GRPOConfig.__dataclass_fields__))
     if unknown:

@@ -10,9 +10,9 @@ import torch  # noqa: E402
 from transformers import TrainerCallback  # noqa: E402
 
 from proofgym.config import ConfigError, parse_run_config  # noqa: E402
-from proofgym.integrations import build_grpo_trainer  # noqa: E402
-from proofgym.integrations._train_run import curriculum, training_rows  # noqa: E402
-from proofgym.integrations._trl_trainer import CurriculumSampler, ProofgymGRPOTrainer  # noqa: E402
+from proofgym.training import build_grpo_trainer  # noqa: E402
+from proofgym.training.trl._run import curriculum, training_rows  # noqa: E402
+from proofgym.training.trl._trainer import CurriculumSampler, ProofgymGRPOTrainer  # noqa: E402
 from proofgym.training import BranchCurriculum, demo_rows  # noqa: E402
 from proofgym.training._demo import HELDOUT_SEED  # noqa: E402
 from proofgym.training._demo_task import DEMO_RUN_CONFIG  # noqa: E402
@@ -27,7 +27,7 @@ def _run(tmp_path, curriculum=None, dataset=None, **grpo):
                       "min_lr_ratio": 0.1, "max_completion_length": 24, **grpo}}
     if curriculum is not None:
         train["curriculum"] = curriculum
-    return parse_run_config({**DEMO_RUN_CONFIG, "train": train})
+    return parse_run_config({**DEMO_RUN_CONFIG, "training": train})
 
 
 class _Logs(TrainerCallback):
@@ -48,20 +48,20 @@ def test_the_curriculum_sampler_repeats_each_draw_once_per_sample():
 
 def test_compact_rows_are_the_demos_and_a_curriculum_key_every_row_lacks_is_refused(tmp_path):
     run = _run(tmp_path, curriculum={"key": "cell"})
-    rows, heldout = training_rows(run, run.train, tokenizer=None)
+    rows, heldout = training_rows(run, run.training, tokenizer=None)
     assert heldout == demo_rows(HELDOUT_SEED, 1000, heldout=True)
     assert len(rows) == 64 and all("cell" in row and row["prompt"].startswith("Grant application:") for row in rows)
-    assert isinstance(curriculum(run.train, rows), BranchCurriculum)
+    assert isinstance(curriculum(run.training, rows), BranchCurriculum)
     bad = _run(tmp_path, curriculum={"key": "region"})
-    with pytest.raises(ConfigError, match="train.curriculum: training row 0 has no 'region' column"):
-        curriculum(bad.train, rows)
+    with pytest.raises(ConfigError, match="training.curriculum: training row 0 has no 'region' column"):
+        curriculum(bad.training, rows)
 
 
 def test_contrast_adds_the_demos_income_pairs_and_needs_the_compact_format(tmp_path):
     from proofgym.training import contrast_rows
 
     run = _run(tmp_path, dataset={"contrast": True})
-    rows, heldout = training_rows(run, run.train, tokenizer=None)
+    rows, heldout = training_rows(run, run.training, tokenizer=None)
     plain = demo_rows(0, 64, exclude=heldout)
     assert rows == plain + contrast_rows(plain, seed=0, exclude=heldout) and len(rows) > len(plain)
     with pytest.raises(ConfigError, match="contrast: true .* needs prompt_format: compact"):
@@ -174,8 +174,8 @@ def test_a_curriculum_run_through_trl_feeds_the_curriculum_and_keeps_the_in_memo
     run = _run(tmp_path, curriculum={"key": "cell", "replay": 0.25}, kl_beta=0.05, updates_per_generation=2,
                dynamic_sampling=True, max_sampling_rounds=2, temperature=1.5, scale_partial_batches=True,
                explore_temperature=2.0)
-    rows, _ = training_rows(run, run.train, tokenizer)
-    drawn = curriculum(run.train, rows)
+    rows, _ = training_rows(run, run.training, tokenizer)
+    drawn = curriculum(run.training, rows)
     with torch.no_grad():  # a change made in memory only (as a warm-up makes): the KL reference must have it
         model.model.norm.weight.mul_(0.5)
     logs = _Logs()
@@ -202,7 +202,7 @@ def test_a_curriculum_run_through_trl_feeds_the_curriculum_and_keeps_the_in_memo
 
 
 def test_the_weight_average_follows_the_steps_and_replaces_the_weights_at_the_end():
-    from proofgym.integrations._trl_trainer import WeightAverageCallback
+    from proofgym.training.trl._trainer import WeightAverageCallback
 
     model = torch.nn.Linear(1, 1, bias=False)
     with torch.no_grad():
@@ -225,13 +225,13 @@ def test_the_weight_average_follows_the_steps_and_replaces_the_weights_at_the_en
 
 
 def test_the_tiny_model_is_built_in_the_configured_shape(tmp_path):
-    from proofgym.integrations._train_run import load_model
+    from proofgym.training.trl._run import load_model
 
-    run = parse_run_config({**DEMO_RUN_CONFIG, "train": {
+    run = parse_run_config({**DEMO_RUN_CONFIG, "training": {
         "model": "proofgym:tiny", "model_cache_dir": str(tmp_path), "output_dir": str(tmp_path),
         "tiny_model": {"hidden_size": 64, "num_layers": 2, "num_heads": 2, "intermediate_size": 96},
         "dataset": {"domain": "grant_eligibility", "prompt_format": "compact", "n": 8}}})
-    model, _ = load_model(run.train)
+    model, _ = load_model(run.training)
     shape = model.config
     assert (shape.hidden_size, shape.num_hidden_layers, shape.num_attention_heads, shape.intermediate_size) == \
         (64, 2, 2, 96)
@@ -240,7 +240,7 @@ def test_the_tiny_model_is_built_in_the_configured_shape(tmp_path):
 def _built(tiny, tmp_path, **grpo):
     model, tokenizer = tiny
     run = _run(tmp_path, **grpo)
-    rows, _ = training_rows(run, run.train, tokenizer)
+    rows, _ = training_rows(run, run.training, tokenizer)
     return build_grpo_trainer(run, model, rows, tokenizer=tokenizer, config_overrides={"disable_tqdm": True})
 
 
@@ -340,7 +340,7 @@ def test_shared_prompt_log_probabilities_and_gradients_are_trls_own(tiny, tmp_pa
         assert torch.allclose(mixed[keep], torch.cat([cold, hot])[keep], atol=1e-5)
         assert not torch.allclose(mixed[3:][keep[3:]], theirs[0][3:][keep[3:]], atol=1e-3)
         # A vocabulary whose logits would not fit: TRL's fused LM head.
-        import proofgym.integrations._trl_trainer as module
+        import proofgym.training.trl._trainer as module
 
         limit = module._SHARED_LOGITS_BYTES
         module._SHARED_LOGITS_BYTES = 6 * 4 * 4 * model.config.vocab_size - 1
@@ -381,7 +381,7 @@ def test_the_heldout_callback_scores_the_kept_weights_and_stops_after_two_evalua
 
     from transformers import TrainerControl
 
-    from proofgym.integrations._trl_trainer import HeldoutCallback, WeightAverageCallback
+    from proofgym.training.trl._trainer import HeldoutCallback, WeightAverageCallback
     from proofgym.training import HeldoutReport
 
     def report(*correct):  # two branches of 10 rows
@@ -432,13 +432,13 @@ def test_the_heldout_callback_scores_the_kept_weights_and_stops_after_two_evalua
 
 def test_heldout_evaluations_during_training_are_checked():
     with pytest.raises(ConfigError, match="stop_at needs every > 0"):
-        parse_run_config({**DEMO_RUN_CONFIG, "train": {"model": "proofgym:tiny", "heldout": {"stop_at": 0.9},
+        parse_run_config({**DEMO_RUN_CONFIG, "training": {"model": "proofgym:tiny", "heldout": {"stop_at": 0.9},
                                                        "dataset": {"domain": "grant_eligibility"}}})
     with pytest.raises(ConfigError, match="heldout.every needs held-out rows"):
-        parse_run_config({**DEMO_RUN_CONFIG, "train": {"model": "proofgym:tiny", "heldout": {"n": 0, "every": 5},
+        parse_run_config({**DEMO_RUN_CONFIG, "training": {"model": "proofgym:tiny", "heldout": {"n": 0, "every": 5},
                                                        "dataset": {"domain": "grant_eligibility"}}})
     with pytest.raises(ConfigError, match="stop_at"):
-        parse_run_config({**DEMO_RUN_CONFIG, "train": {"model": "proofgym:tiny",
+        parse_run_config({**DEMO_RUN_CONFIG, "training": {"model": "proofgym:tiny",
                                                        "heldout": {"every": 5, "stop_at": 1.5},
                                                        "dataset": {"domain": "grant_eligibility"}}})
 
@@ -453,10 +453,10 @@ def test_a_lora_run_samples_and_scores_through_proofgyms_engine(tiny, tmp_path, 
         monkeypatch.setattr(training, name, lambda *a, _real=real, _name=name, **k: used.append(_name) or _real(*a, **k))
     model, tokenizer = tiny
     run = _run(tmp_path, kl_beta=0.05, updates_per_generation=2)
-    run = run.model_copy(update={"train": run.train.model_copy(update={"lora": parse_run_config({
-        **DEMO_RUN_CONFIG, "train": {"model": "proofgym:tiny", "dataset": {"domain": "grant_eligibility"},
-                                     "lora": {"r": 4, "alpha": 8, "target_modules": ["q_proj", "v_proj"]}}}).train.lora})})
-    rows, _ = training_rows(run, run.train, tokenizer)
+    run = run.model_copy(update={"training": run.training.model_copy(update={"lora": parse_run_config({
+        **DEMO_RUN_CONFIG, "training": {"model": "proofgym:tiny", "dataset": {"domain": "grant_eligibility"},
+                                     "lora": {"r": 4, "alpha": 8, "target_modules": ["q_proj", "v_proj"]}}}).training.lora})})
+    rows, _ = training_rows(run, run.training, tokenizer)
     trainer = build_grpo_trainer(run, model, rows, tokenizer=tokenizer, config_overrides={"disable_tqdm": True})
     try:
         trainer.train()

@@ -6,10 +6,11 @@ import json
 
 import pytest
 
-from proofgym.integrations import AsyncTRLRewardFunction, domain_run_config, trl_reward_function
+from proofgym.integrations import domain_run_config
+from proofgym.training import AsyncTRLRewardFunction, trl_reward_function
 from proofgym.rewards import RewardFunction
 
-from ._support import flip_decision, rows_and_gold, scripted_reward_function
+from integrations._support import flip_decision, rows_and_gold, scripted_reward_function
 
 
 @pytest.fixture(scope="module")

@@ -32,8 +32,8 @@ def _local_model() -> str | None:
 
 
 def _config(tmp_path, model, **train):
-    data = yaml.safe_load((ROOT / "configs" / "train_qwen_gpu.yaml").read_text())
-    data["train"].update(model=model, output_dir=str(tmp_path / "out"), **train)
+    data = yaml.safe_load((ROOT / "configs" / "run" / "train_qwen_gpu.yaml").read_text())
+    data["training"].update(model=model, output_dir=str(tmp_path / "out"), **train)
     path = tmp_path / "run.yaml"
     path.write_text(yaml.safe_dump(data))
     return path
@@ -41,13 +41,13 @@ def _config(tmp_path, model, **train):
 
 def test_two_grpo_steps_of_the_tiny_model_on_the_gpu_in_bf16(tmp_path):
     from proofgym.config import load_run_config
-    from proofgym.integrations import run_training
+    from proofgym.training import run_training
 
-    data = yaml.safe_load((ROOT / "configs" / "train_grant_tiny.yaml").read_text())
-    data["train"].update(model_cache_dir=str(tmp_path / "tiny"), output_dir=str(tmp_path / "out"),
+    data = yaml.safe_load((ROOT / "configs" / "run" / "train_grant_tiny.yaml").read_text())
+    data["training"].update(model_cache_dir=str(tmp_path / "tiny"), output_dir=str(tmp_path / "out"),
                          warmup={"steps": 20, "batch_size": 32, "learning_rate": 1e-3}, heldout={"n": 16, "seed": 1},
                          use_vllm=False, cpu_threads=None)
-    data["train"]["grpo"]["steps"] = 2
+    data["training"]["grpo"]["steps"] = 2
     (tmp_path / "run.yaml").write_text(yaml.safe_dump(data))
     result = run_training(load_run_config(tmp_path / "run.yaml"))
     assert result.steps == 2 and math.isfinite(result.last_step["reward"])
@@ -56,14 +56,14 @@ def test_two_grpo_steps_of_the_tiny_model_on_the_gpu_in_bf16(tmp_path):
 
 def test_a_real_model_grpo_step_with_lora(tmp_path):
     from proofgym.config import load_run_config
-    from proofgym.integrations import run_training
+    from proofgym.training import run_training
 
     model = _local_model()
     if model is None:
         pytest.skip("Qwen/Qwen2.5-0.5B-Instruct is not available locally (set PROOFGYM_GPU_MODEL)")
     config = _config(tmp_path, model, heldout={"n": 16, "seed": 1, "batch_size": 16}, save_every=0)
     data = yaml.safe_load(config.read_text())
-    data["train"]["grpo"].update(steps=2, batch_size=4, group_size=4, max_completion_length=256)
+    data["training"]["grpo"].update(steps=2, batch_size=4, group_size=4, max_completion_length=256)
     config.write_text(yaml.safe_dump(data))
     result = run_training(load_run_config(config))
     assert result.steps == 2

@@ -1,4 +1,4 @@
-"""``proofgym train``: GRPO through TRL on a run config's ``train:`` section, evaluated before and after.
+"""``proofgym train``: GRPO through TRL on a run config's ``training:`` section, evaluated before and after.
 
 One run: load the model (a hub id, a local directory or ``proofgym:tiny``), build the training and
 held-out rows, optionally warm up on the answer format, score the held-out rows greedily, train
@@ -18,9 +18,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from proofgym.config import ConfigError, RunConfig, TrainConfig
+from proofgym.config import ConfigError, RunConfig, TrainingSection
 from proofgym.formats import DocumentError, load_json
-from proofgym.integrations._trl import build_grpo_trainer, prepare_tokenizer, trl_reward_function
+from proofgym.training.trl._adapter import build_grpo_trainer, prepare_tokenizer, trl_reward_function
 
 # TRL log keys -> the per-step columns of metrics.csv.
 STEP_COLUMNS = {
@@ -78,14 +78,14 @@ class TrainResult:
 def run_training(run: RunConfig, *, steps: int | None = None, output_dir: str | Path | None = None,
                  on_step: Callable[[dict[str, Any]], None] | None = None,
                  on_status: Callable[[str], None] | None = None) -> TrainResult:
-    """Train as ``run.train`` says (``steps`` / ``output_dir`` override it); see the module docstring.
+    """Train as ``run.training`` says (``steps`` / ``output_dir`` override it); see the module docstring.
 
     ``on_step(row)`` gets each step's metrics row (the columns of ``metrics.csv``) and
     ``on_status(message)`` each phase; when ``on_step`` is given, TRL's own log printing is off.
     Raises :class:`~proofgym.config.ConfigError` for a config that cannot be trained.
     """
     train = _train_section(run, steps)
-    run = run.model_copy(update={"train": train})
+    run = run.model_copy(update={"training": train})
     _check_domains(train)
 
     import torch
@@ -140,13 +140,13 @@ def run_training(run: RunConfig, *, steps: int | None = None, output_dir: str | 
         callbacks: list[Any] = [_Recorder()]
         average = None
         if train.average_decay is not None:
-            from proofgym.integrations._trl_trainer import WeightAverageCallback
+            from proofgym.training.trl._trainer import WeightAverageCallback
 
             average = WeightAverageCallback(train.average_decay)
             callbacks.append(average)
         during = None
         if heldout and train.heldout.every:
-            from proofgym.integrations._trl_trainer import HeldoutCallback
+            from proofgym.training.trl._trainer import HeldoutCallback
 
             # After the average's callback, so that an evaluation sees the average with this step in it.
             during = HeldoutCallback(evaluate, every=train.heldout.every, stop_at=train.heldout.stop_at,
@@ -180,7 +180,7 @@ def run_training(run: RunConfig, *, steps: int | None = None, output_dir: str | 
     return result
 
 
-def load_model(train: TrainConfig) -> tuple[Any, Any]:
+def load_model(train: TrainingSection) -> tuple[Any, Any]:
     """``(model, tokenizer)`` for ``train.model``: the tiny offline model, or a causal LM as ``proofgym serve-model``
     loads it (a hub id, read from the local cache first; a local directory; ``smollm2`` or a ``.gguf`` file), in
     bf16 on a GPU that supports it, else fp32. A model that cannot be loaded is a
@@ -194,18 +194,18 @@ def load_model(train: TrainConfig) -> tuple[Any, Any]:
         shape = TinyModelConfig(**train.tiny_model.model_dump()) if train.tiny_model is not None else None
         model, tokenizer = build_tiny_model(train.model_cache_dir, seed=train.seed, config=shape)
         return (model.to("cuda") if cuda else model), prepare_tokenizer(tokenizer)
-    from proofgym.serve import load_model as load_causal_lm
+    from proofgym.model_server import load_model as load_causal_lm
 
     dtype = torch.bfloat16 if (cuda and torch.cuda.is_bf16_supported() and train.precision in ("auto", "bf16")) \
         else torch.float32
     try:
         loaded = load_causal_lm(train.model, device="cuda" if cuda else "cpu", dtype=dtype)
     except ValueError as exc:  # the serve backend's ModelLoadError, one line naming the model
-        raise ConfigError(f"train.model: {exc}") from None
+        raise ConfigError(f"training.model: {exc}") from None
     return loaded.model, prepare_tokenizer(loaded.tokenizer)
 
 
-def training_rows(run: RunConfig, train: TrainConfig, tokenizer: Any) -> tuple[list[dict[str, Any]],
+def training_rows(run: RunConfig, train: TrainingSection, tokenizer: Any) -> tuple[list[dict[str, Any]],
                                                                                list[dict[str, Any]]]:
     """``(training rows, held-out rows)``; training rows whose facts are a held-out row's are dropped."""
     data = train.dataset
@@ -237,7 +237,7 @@ def training_rows(run: RunConfig, train: TrainConfig, tokenizer: Any) -> tuple[l
         held_facts = {_facts_key(row.get("source_facts")) for row in heldout} - {None}
         rows = [row for row in rows if _facts_key(row.get("source_facts")) not in held_facts]
     if not rows:
-        raise ConfigError("train.dataset: no training rows left (every row is also a held-out row)")
+        raise ConfigError("training.dataset: no training rows left (every row is also a held-out row)")
     return rows, heldout
 
 
@@ -251,12 +251,12 @@ def domain_rows(name: str | None, seed: int, n: int, prompt_format: str, chat: b
     try:
         domain = get_domain(str(name))
     except KeyError as exc:
-        raise ConfigError(f"train.dataset.domain: {exc.args[0]}") from None
+        raise ConfigError(f"training.dataset.domain: {exc.args[0]}") from None
     if prompt_format == "compact":
         from proofgym.training import DEMO_DOMAIN_NAME, demo_rows
 
         if domain.name != DEMO_DOMAIN_NAME:
-            raise ConfigError(f"train.dataset.prompt_format: compact exists for domain {DEMO_DOMAIN_NAME!r} only")
+            raise ConfigError(f"training.dataset.prompt_format: compact exists for domain {DEMO_DOMAIN_NAME!r} only")
         return demo_rows(seed, n, heldout=heldout)
     rows = []
     for record in domain.generate(seed, n):
@@ -295,7 +295,7 @@ def read_rows(path: str | Path) -> list[dict[str, Any]]:
     return rows
 
 
-def curriculum(train: TrainConfig, rows: list[dict[str, Any]]) -> Any:
+def curriculum(train: TrainingSection, rows: list[dict[str, Any]]) -> Any:
     """The ``BranchCurriculum`` of ``train.curriculum`` over ``rows``, or ``None`` when none is configured.
 
     Raises :class:`~proofgym.config.ConfigError` when a row lacks the curriculum's key or a gold decision."""
@@ -307,24 +307,24 @@ def curriculum(train: TrainConfig, rows: list[dict[str, Any]]) -> Any:
     for i, row in enumerate(rows):
         if settings.key not in row or not isinstance(row.get("gold"), str):
             what = f"no {settings.key!r} column" if settings.key not in row else "no string 'gold' decision"
-            raise ConfigError(f"train.curriculum: training row {i} has {what} (the columns are {sorted(row)})")
+            raise ConfigError(f"training.curriculum: training row {i} has {what} (the columns are {sorted(row)})")
     return BranchCurriculum(rows, seed=train.seed, key=settings.key, mix=settings.mix, decay=settings.decay,
                             min_error=settings.min_error, replay=settings.replay,
                             replay_weighting=settings.replay_weighting)
 
 
-def warm_up(run: RunConfig, train: TrainConfig, model: Any, tokenizer: Any, rows: list[dict[str, Any]]) -> list[float]:
-    """The format warm-up of ``train.warmup`` (see :class:`~proofgym.config.WarmupSettings`); the losses."""
+def warm_up(run: RunConfig, train: TrainingSection, model: Any, tokenizer: Any, rows: list[dict[str, Any]]) -> list[float]:
+    """The format warm-up of ``training.warmup`` (see :class:`~proofgym.config.WarmupSection`); the losses."""
     from proofgym.training import SFTConfig, sft_warmup
 
     assert train.warmup is not None
     parser = run.parser
     if parser.kind != "json_block" or not parser.decisions:
-        raise ConfigError("train.warmup: needs parser.kind json_block with parser.decisions listed, to write "
+        raise ConfigError("training.warmup: needs parser.kind json_block with parser.decisions listed, to write "
                           "the format's targets")
     pool = [row for row in rows if isinstance(row.get("source_facts"), dict)]
     if not pool:
-        raise ConfigError("train.warmup: the training rows carry no source_facts to restate")
+        raise ConfigError("training.warmup: the training rows carry no source_facts to restate")
     decisions = list(parser.decisions)
 
     def example(rng: random.Random) -> tuple[Any, str]:
@@ -339,11 +339,11 @@ def warm_up(run: RunConfig, train: TrainConfig, model: Any, tokenizer: Any, rows
     return sft_warmup(model, tokenizer, example, config=config, seed=train.seed)
 
 
-def _train_section(run: RunConfig, steps: int | None) -> TrainConfig:
-    if run.train is None:
+def _train_section(run: RunConfig, steps: int | None) -> TrainingSection:
+    if run.training is None:
         where = run.source or run.name
-        raise ConfigError(f"{where}: the run config has no train: section (model, dataset, grpo, ...)")
-    train = run.train
+        raise ConfigError(f"{where}: the run config has no training: section (model, dataset, grpo, ...)")
+    train = run.training
     if steps is not None:
         if steps < 1:
             raise ConfigError(f"steps must be at least 1, got {steps}")
@@ -351,11 +351,11 @@ def _train_section(run: RunConfig, steps: int | None) -> TrainConfig:
     return train
 
 
-def _check_domains(train: TrainConfig) -> None:
+def _check_domains(train: TrainingSection) -> None:
     """Fail before the model loads when a dataset names a domain that is not shipped."""
     from proofgym.domains import domain_names
 
-    for where, name in (("train.dataset.domain", train.dataset.domain), ("train.heldout.domain", train.heldout.domain)):
+    for where, name in (("training.dataset.domain", train.dataset.domain), ("training.heldout.domain", train.heldout.domain)):
         if name is not None and name not in domain_names():
             raise ConfigError(f"{where}: unknown domain {name!r}; known domains: {', '.join(domain_names())}")
 

@@ -9,10 +9,10 @@ pytest.importorskip("trl")
 from transformers import TrainerCallback  # noqa: E402
 
 from proofgym.config import parse_run_config  # noqa: E402
-from proofgym.integrations import build_grpo_trainer, trl_reward_function  # noqa: E402
-from proofgym.integrations._train_run import domain_rows  # noqa: E402
+from proofgym.training import build_grpo_trainer, trl_reward_function  # noqa: E402
+from proofgym.training.trl._run import domain_rows  # noqa: E402
 
-from ._support import scripted_reward_function  # noqa: E402
+from integrations._support import scripted_reward_function  # noqa: E402
 
 pytestmark = pytest.mark.filterwarnings("ignore::FutureWarning", "ignore::UserWarning")
 
@@ -22,7 +22,7 @@ def _run_config(tmp_path, **grpo):
         "name": "grant_tiny",
         "parser": {"kind": "json_block", "decisions": ["permit", "deny"], "require_facts": True},
         "verifier": {"kind": "rulebook", "domain": "grant_eligibility"},
-        "train": {"model": "proofgym:tiny", "dataset": {"domain": "grant_eligibility", "prompt_format": "record"},
+        "training": {"model": "proofgym:tiny", "dataset": {"domain": "grant_eligibility", "prompt_format": "record"},
                   "grpo": {"group_size": 4, "batch_size": 4, "steps": 2, "learning_rate": 1e-2,
                            "max_completion_length": 24, **grpo},
                   "output_dir": str(tmp_path)},

@@ -1,6 +1,6 @@
 """proofgym's GRPOTrainer (TRL 1.16): a curriculum sampler, dynamic sampling, the warmed-up model as KL reference.
 
-Imported by :func:`~proofgym.integrations.build_grpo_trainer` only (it imports torch and trl).
+Imported by :func:`~proofgym.training.build_grpo_trainer` only (it imports torch and trl).
 :class:`ProofgymGRPOTrainer` is TRL's ``GRPOTrainer`` with five changes:
 
 - **Curriculum sampler.** With a :class:`~proofgym.training.BranchCurriculum`, the prompts of each
@@ -500,10 +500,10 @@ class ProofgymGRPOTrainer(GRPOTrainer):
     # _created_lr_scheduler flag as Trainer.create_scheduler does, so that Trainer rebuilds it on a new train() call.
     def create_scheduler(self, num_training_steps: int, optimizer: Any = None) -> Any:
         if self.lr_scheduler is None:
-            from proofgym.training import GRPOConfig
+            from proofgym.training import CompactGRPOConfig
 
             warmup = self.args.get_warmup_steps(num_training_steps)
-            schedule = GRPOConfig(warmup_steps=warmup, min_lr_ratio=self.min_lr_ratio,
+            schedule = CompactGRPOConfig(warmup_steps=warmup, min_lr_ratio=self.min_lr_ratio,
                                   decay_steps=num_training_steps if num_training_steps > warmup else 0)
             self.lr_scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer or self.optimizer, schedule.lr_factor)
             self._created_lr_scheduler = True
