@@ -1,5 +1,6 @@
-"""The one HTTP layer: the outbound clients proofgym calls other services with, and the server-side pieces every
-proofgym server is built from.
+"""The one HTTP layer: the outbound clients proofgym calls other services with (an OpenAI-compatible chat client for
+policies and judges, the task-app client for eval and RL), and the server-side pieces every proofgym server is built
+from.
 
 Importing this package loads no HTTP library (httpx is imported on first use): the judges and policies import it at
 their own import time.
@@ -16,6 +17,16 @@ from proofgym.http._chat_client import (
     RetryPolicy,
     chat_completions_url,
 )
+from proofgym.http._task_app_client import (
+    RL_ROLLOUT_TRIES,
+    RolloutAnswer,
+    TaskAppClient,
+    TaskAppError,
+    TaskAppRollout,
+    session_of,
+    task_app_healthy,
+    traced_rollout,
+)
 
 # server side
 
@@ -29,5 +40,13 @@ __all__ = [
     "ChatClient",
     "RetryPolicy",
     "chat_completions_url",
+    "RL_ROLLOUT_TRIES",
+    "RolloutAnswer",
+    "TaskAppClient",
+    "TaskAppError",
+    "TaskAppRollout",
+    "session_of",
+    "task_app_healthy",
+    "traced_rollout",
     # server side
 ]

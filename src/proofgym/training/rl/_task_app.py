@@ -3,7 +3,6 @@ it dies), or a URL; rollouts over HTTP with a correlation id each, retried with 
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import socket
@@ -12,14 +11,13 @@ import sys
 import threading
 import time
 import uuid
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping
 
-from proofgym.core import bounded_json
-from proofgym.traces import SessionTrace
+from proofgym.http import RL_ROLLOUT_TRIES, TaskAppClient, task_app_healthy
+from proofgym.http import TaskAppRollout as Rollout
 
-_RETRIES = 6
+__all__ = ["LocalTaskApp", "RLError", "Rollout", "RolloutClient", "new_cid"]
 
 
 class RLError(RuntimeError):
@@ -57,18 +55,13 @@ class LocalTaskApp:
         return self
 
     def _wait(self, timeout_s: float) -> None:
-        import httpx
-
         deadline = time.monotonic() + timeout_s
         while time.monotonic() < deadline:
             if self.process is not None and self.process.poll() is not None:
                 raise RLError(f"services.task_url local:{self.env_name}: proofgym serve exited with "
                               f"{self.process.returncode} (see {self.log})")
-            try:
-                if httpx.get(f"{self.url}/health", timeout=2).status_code == 200:
-                    return
-            except httpx.HTTPError:
-                pass
+            if task_app_healthy(self.url, timeout_s=2.0):
+                return
             time.sleep(0.2)
         raise RLError(f"services.task_url local:{self.env_name}: no answer on {self.url}/health within "
                       f"{timeout_s:.0f} s (see {self.log})")
@@ -92,89 +85,18 @@ class LocalTaskApp:
                 self.process.wait()
 
 
-@dataclass
-class Rollout:
-    """One rollout's end: its ``trace`` (resolved by ``cid``) or the ``error`` that made it invalid."""
-
-    seed: int
-    cid: str
-    trace: SessionTrace | None = None
-    error: str | None = None
-    attempts: int = 1
-    seconds: float = 0.0
-
-    @property
-    def valid(self) -> bool:
-        return self.trace is not None and self.error is None
-
-
-class RolloutClient:
-    """Runs rollouts on a task app concurrently (at most ``concurrency`` at once), each with its own cid in the
-    policy's ``inference_url``. A refused connection or a 5xx is retried with exponential backoff (a local app is
-    restarted first if it died); a 4xx, a trace that cannot be resolved by its cid, or an aborted rollout is an
-    invalid rollout, never a zero."""
+class RolloutClient(TaskAppClient):
+    """The trainer's configuration of the one task-app client (:class:`~proofgym.http.TaskAppClient`): rollouts
+    run concurrently (at most ``concurrency`` at once), each with its own cid in the policy's ``inference_url``. A
+    refused connection or a 5xx is tried again with exponential backoff, up to :data:`~proofgym.http.RL_ROLLOUT_TRIES`
+    times (a local app is restarted first if it died); a 4xx, a trace that cannot be resolved by its cid, or an
+    aborted rollout is an invalid rollout, never a zero."""
 
     def __init__(self, url: str, *, concurrency: int, timeout_s: float, app: LocalTaskApp | None = None,
                  api_key: str | None = None, backoff_s: float = 0.5) -> None:
-        import httpx
-
-        self.url = url.rstrip("/")
+        super().__init__(url, api_key=api_key, concurrency=concurrency, timeout_s=timeout_s, tries=RL_ROLLOUT_TRIES,
+                         backoff_s=backoff_s, on_retry=None if app is None else app.ensure_running)
         self.app = app
-        self.backoff_s = backoff_s
-        self._semaphore = asyncio.Semaphore(concurrency)
-        headers = {} if api_key is None else {"X-API-Key": api_key}
-        self._client = httpx.AsyncClient(base_url=self.url, headers=headers,
-                                         timeout=httpx.Timeout(30.0, read=timeout_s))
-        self._errors = httpx.HTTPError
-        self.retries = 0
-
-    async def aclose(self) -> None:
-        await self._client.aclose()
-
-    async def rollout(self, body: Mapping[str, Any], seed: int, cid: str) -> Rollout:
-        async with self._semaphore:
-            started = time.monotonic()
-            result = await self._rollout(body, seed, cid)
-            result.seconds = time.monotonic() - started
-            return result
-
-    async def _rollout(self, body: Mapping[str, Any], seed: int, cid: str) -> Rollout:
-        error = "no attempt"
-        for attempt in range(1, _RETRIES + 1):
-            try:
-                response = await self._client.post("/rollout", json=dict(body))
-            except self._errors as exc:
-                error = f"{type(exc).__name__}: {exc}"
-            else:
-                if response.status_code < 500:
-                    return _read(response, seed, cid, attempt)
-                error = f"HTTP {response.status_code}: {response.text[:300]}"
-            self.retries += 1
-            if self.app is not None:
-                await asyncio.to_thread(self.app.ensure_running)
-            await asyncio.sleep(min(self.backoff_s * 2 ** (attempt - 1), 8.0))
-        return Rollout(seed, cid, error=f"the task app failed {_RETRIES} times: {error}", attempts=_RETRIES)
-
-
-def _read(response: Any, seed: int, cid: str, attempt: int) -> Rollout:
-    if response.status_code != 200:
-        return Rollout(seed, cid, error=f"HTTP {response.status_code}: {response.text[:300]}", attempts=attempt)
-    try:
-        data = bounded_json(response.json())
-        trace = data.get("trace")
-        if not isinstance(trace, Mapping) or "steps" not in trace:
-            return Rollout(seed, cid, error="the response has no full trace (record.trace_format full)",
-                           attempts=attempt)
-        session = SessionTrace.from_dict({k: v for k, v in trace.items() if k != "session_trace"})
-    except (ValueError, KeyError, TypeError) as exc:
-        return Rollout(seed, cid, error=f"the task app's answer is not a rollout response: {exc}", attempts=attempt)
-    if session.correlation_id != cid:
-        return Rollout(seed, cid, error=f"the trace's correlation id {session.correlation_id!r} is not {cid!r}",
-                       attempts=attempt)
-    if session.status != "ok" or data.get("aborted"):
-        return Rollout(seed, cid, trace=session, error=f"rollout {session.status}: {session.error}",
-                       attempts=attempt)
-    return Rollout(seed, cid, trace=session, attempts=attempt)
 
 
 def new_cid() -> str:
