@@ -52,7 +52,10 @@ _LAZY: dict[str, str] = {
     "RejectedFact": "proofgym.core",
 }
 
-__all__ = ["__version__", "load_config", *_LAZY]
+__all__ = [
+    "Claim", "Environment", "ErrorKind", "Outcome", "RejectedFact", "RewardFunction", "StepResult", "Verdict",
+    "Verifier", "__version__", "load_config", "make", "register_criterion", "register_env", "register_verifier",
+]
 
 if TYPE_CHECKING:
     from proofgym.core import Claim, ErrorKind, Outcome, RejectedFact, Verdict

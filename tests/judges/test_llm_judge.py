@@ -144,7 +144,8 @@ def test_text_mode_ignores_a_verdict_drafted_in_think_and_reads_the_real_one():
 
 def test_the_last_verdict_in_the_answer_wins():
     first = verdicts({"correct": 1, "working": 10})
-    endpoint = Endpoint(content(f"{first}\nCorrection, I misread the answer:\n{verdicts({'correct': 0, 'working': 2})}"))
+    second = verdicts({"correct": 0, "working": 2})
+    endpoint = Endpoint(content(f"{first}\nCorrection, I misread the answer:\n{second}"))
     (verdict,), _ = judged(endpoint, structured="text")
     assert verdict.scores() == {"correct": 0.0, "working": 2.0}
 

@@ -116,7 +116,8 @@ def test_the_line_form_must_cover_every_criterion():
 
 
 @pytest.mark.parametrize(("entries", "expected"), [
-    ([{"id": "correct", "reason": "", "score": 1}, {"id": "working", "reason": "", "score": 1}], "missing: clear:style"),
+    ([{"id": "correct", "reason": "", "score": 1}, {"id": "working", "reason": "", "score": 1}],
+     "missing: clear:style"),
     ([*json.loads(answer())["verdicts"], {"id": "bonus", "reason": "", "score": 1}],
      "verdicts[3] has an id that is not a criterion asked"),
     ([*json.loads(answer())["verdicts"], {"id": "correct", "reason": "", "score": 0}], "more than once"),

@@ -44,7 +44,8 @@ def test_names_and_string_literals_are_data_never_code():
     decisions = [DecisionRule("decide " + name, name, 100 - i, Compare("==", FactRef(spec.name), Const(name)), "")
                  for i, (name, spec) in enumerate(zip(HOSTILE, derived))]
     rulebook = build_rulebook("hostile", facts=facts, derived=derived, rules=rules, decision_rules=decisions,
-                              constraints=[ConstraintRule("c " + HOSTILE[0], Member(FactRef(HOSTILE[1]), tuple(HOSTILE)),
+                              constraints=[ConstraintRule("c " + HOSTILE[0],
+                                                          Member(FactRef(HOSTILE[1]), tuple(HOSTILE)),
                                                           (HOSTILE[2],), "")],
                               decisions=HOSTILE, posture="deny", default_decision=HOSTILE[-1])
     tree = ast.parse(compile_rulebook(rulebook).source)

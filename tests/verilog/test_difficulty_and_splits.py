@@ -32,7 +32,8 @@ def test_the_difficulty_rule_reads_the_reference():
     eleven = "\n".join(f"  wire w{i} = a;" for i in range(10)) + "\n  assign q = w0;"
     assert problem_difficulty(_problem("p", eleven)) == "medium"  # combinational, more than 10 lines
     assert problem_difficulty(_problem("p", "  reg r;\n  always @(posedge clk) r <= a;\n  assign q = r;")) == "medium"
-    fsm = "  reg state;\n  always @(posedge clk)\n    case (state)\n      1'b0: state <= a;\n    endcase\n  assign q = state;"
+    fsm = ("  reg state;\n  always @(posedge clk)\n    case (state)\n      1'b0: state <= a;\n    endcase\n"
+           "  assign q = state;")
     assert problem_difficulty(_problem("p", fsm)) == "hard"
     long = "  reg r;\n  always @(posedge clk) r <= a;\n" + "\n".join(f"  wire w{i} = a;" for i in range(18))
     assert problem_difficulty(_problem("p", long + "\n  assign q = r;")) == "hard"  # sequential, 20+ lines

@@ -73,7 +73,8 @@ def _shown(value: Any) -> str:
         return repr(value) if len(repr(value)) <= 40 else f"a number of {len(repr(value))} characters"
     if isinstance(value, str):
         return json.dumps(value if len(value) <= 40 else value[:39] + "…")
-    return {dict: "a mapping", list: "a list"}.get(type(value), type(value).__name__)
+    containers: dict[type, str] = {dict: "a mapping", list: "a list"}
+    return containers.get(type(value), type(value).__name__)
 
 
 class OptionsError(ValueError):

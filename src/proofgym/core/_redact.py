@@ -171,7 +171,9 @@ def _redact_urls(text: str) -> str:
             begin -= 1
         while begin < at and not (text[begin].isascii() and text[begin].isalpha()):  # a scheme starts with a letter
             begin += 1
-        end = _URL_REST.match(text, at + 3).end()
+        rest = _URL_REST.match(text, at + 3)
+        assert rest is not None  # the pattern matches the empty string
+        end = rest.end()
         url = text[begin:end]
         redacted = redact_url(url) if begin < at else url
         if redacted != url:

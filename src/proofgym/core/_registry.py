@@ -117,7 +117,7 @@ class Registry(Generic[T]):
         if not isinstance(target, str):
             return target
         # Imported without the lock held: a module that looks a name up while it is imported cannot deadlock.
-        loaded = load_target(target, what=f"{self.kind} {name!r}")
+        loaded: T = load_target(target, what=f"{self.kind} {name!r}")
         if self._check is not None:
             try:
                 loaded = self._check(loaded)

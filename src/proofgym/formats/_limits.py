@@ -13,7 +13,7 @@ from typing import Any
 
 # MAX_DEPTH: mappings and lists nested deeper than this are refused (the top-level mapping is level 1).
 # MAX_INT_DIGITS: integers written with more digits than this are refused.
-from proofgym.core import MAX_DEPTH, MAX_INT_DIGITS, digits_past_limit
+from proofgym.core import MAX_DEPTH as MAX_DEPTH, MAX_INT_DIGITS as MAX_INT_DIGITS, digits_past_limit  # re-exported
 from proofgym.formats._errors import DocumentError
 
 

@@ -124,7 +124,7 @@ def _statement(text: str, offset: int) -> tuple[tuple[str, ...], int] | None:
     table: tuple[str, ...] = ()
     found: tuple[tuple[str, ...], int] | None = None
     depth = 0
-    line_start = 0
+    line_start: int | None = 0
     position = 0
     while True:
         if depth == 0 and line_start is not None:

@@ -68,14 +68,14 @@ class _Loader(yaml.SafeLoader):
         self._depth = 0
         self.reading: list[Any] = []  # the key path of the node being composed
         self.stopped_at: tuple[Any, ...] | None = None  # that path when the parser failed
-        self.paths: dict[Node, tuple[Any, ...]] = {}
+        self.paths: dict[Node | None, tuple[Any, ...]] = {}
 
-    def compose_node(self, parent: Node | None, index: Any) -> Node:
+    def compose_node(self, parent: Node | None, index: Any) -> Node | None:
         part = _path_part(parent, index)
         if part is not _NONE:
             self.reading.append(part)
         try:
-            event = self.peek_event()  # parsing it may fail: the path then names the value at fault
+            event = self.peek_event()  # type: ignore[no-untyped-call]  # parsing it may fail: the path then names the value at fault
             if isinstance(event, yaml.AliasEvent):
                 raise self._refuse(event, "aliases (*name) are not allowed in proofgym files: write the value "
                                           "out (an alias can expand a small file into billions of values)")
@@ -123,7 +123,7 @@ class _Loader(yaml.SafeLoader):
                     raise DocumentError(f"key given twice (first at {first[key]})", line=mark.line + 1,
                                         column=mark.column + 1, path=(*self.paths.get(node, ()), key))
                 first[key] = f"line {mark.line + 1}, column {mark.column + 1}"
-        return super().construct_mapping(node, deep=deep)
+        return super().construct_mapping(node, deep=deep)  # type: ignore[arg-type]  # PyYAML refuses a non-mapping
 
     def _refuse(self, where: Any, reason: str) -> DocumentError:
         """A refusal at an event or node (both have a ``start_mark``), with its key path."""

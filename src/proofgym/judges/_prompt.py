@@ -26,7 +26,8 @@ PROMPT_VERSION = "judge-prompt-v2"
 
 # "<", ">" and "&", and characters a reader (human or model) may take for them.
 _LESS = "<\u00ab\u02c2\u1438\u2039\u2329\u226a\u22d8\u276c\u276e\u2770\u27e8\u27ea\u29fc\u3008\u300a\ufe3f\ufe64\uff1c"
-_GREATER = ">\u00bb\u02c3\u1433\u203a\u232a\u226b\u22d9\u276d\u276f\u2771\u27e9\u27eb\u29fd\u3009\u300b\ufe40\ufe65\uff1e"
+_GREATER = (">\u00bb\u02c3\u1433\u203a\u232a\u226b\u22d9\u276d\u276f\u2771\u27e9\u27eb\u29fd\u3009\u300b"
+            "\ufe40\ufe65\uff1e")
 _AMPERSAND = "&\ufe60\uff06"
 
 # Invisible characters shown as \u{XXXX}: every format (Cf) character and line / paragraph separator of Unicode 14,

@@ -107,7 +107,8 @@ class TrajectoryScore:
         ``EventReward`` (kind ``evaluator``, source ``judge``, its criteria's verdicts as the annotation), and the
         blended reward as the ``OutcomeReward``'s total (kind ``blended``, source ``judge``; its ``score`` stays
         the environment's official outcome score, and its annotation holds the blend, the outcome rubric's
-        verdicts and the environment's own outcome reward). An earlier judgement's rewards are replaced, not added to."""
+        verdicts and the environment's own outcome reward). An earlier judgement's rewards are replaced, not added
+        to."""
         by_index = {e.step_index: e for e in self.events}
         steps = []
         for step in trace.steps:

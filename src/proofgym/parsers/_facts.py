@@ -29,7 +29,7 @@ def normalise_text(text: str) -> str:
     return text.strip().casefold()
 
 
-def check_answer(raw: Any, decisions: frozenset[str] | None, limits: ParseLimits) -> str:
+def check_answer(raw: Any, decisions: Collection[str] | None, limits: ParseLimits) -> str:
     """The normalised decision, or :class:`Rejection` (``bad_answer`` or ``unknown_decision``)."""
     if not isinstance(raw, str):
         raise Rejection("bad_answer", f"the answer must be a string, got {type(raw).__name__}")

@@ -97,7 +97,9 @@ def parser_kind(kind: str) -> ParserKind:
 
 def validate_parser_options(kind: str, options: Mapping[str, Any]) -> BaseModel:
     """``options`` validated strictly by ``kind``'s model; :class:`ParserOptionsError` names each bad key."""
-    return validate_options(f"parser kind {kind!r}", parser_kind(kind).options, options, ParserOptionsError)
+    validated: BaseModel = validate_options(f"parser kind {kind!r}", parser_kind(kind).options, options,
+                                            ParserOptionsError)
+    return validated
 
 
 def build_parser(kind: str, options: BaseModel | Mapping[str, Any] | None = None) -> CompletionParser:

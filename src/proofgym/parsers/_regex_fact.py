@@ -7,7 +7,7 @@ import math
 import re
 from collections.abc import Collection
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from proofgym.core import Claim
 from proofgym.parsers._facts import check_answer, check_fact_name, check_scalar, normalise_decisions
@@ -59,14 +59,14 @@ class RegexFactParser:
 
     def _claim(self, completion: Any, prompt: Any) -> Claim:
         text = read_response(completion, prompt, self.limits)
-        answers = [match.group("value") or "" for match in self.answer_pattern.finditer(text)]
+        answers = [match.group("value") or "" for match in cast(re.Pattern[str], self.answer_pattern).finditer(text)]
         if not answers:
             raise Rejection("missing_answer", "no 'answer:' line")
         if len(answers) > 1:
             raise Rejection("multiple_decision_blocks", f"{len(answers)} 'answer:' lines; exactly one is allowed")
         decision = check_answer(_unquote(answers[0].strip()), self.decisions, self.limits)
         facts: dict[str, Any] = {}
-        for match in self.fact_pattern.finditer(text):
+        for match in cast(re.Pattern[str], self.fact_pattern).finditer(text):
             name = match.group("name")
             check_fact_name(name)
             if name in facts:

@@ -208,10 +208,10 @@ class _CompactText:
             return None
         if self._starts is None:
             self._starts, position = [], 0
-            for token in _NON_WHITESPACE.finditer(self._text):
-                self._starts.append(token.start())
+            for word in _NON_WHITESPACE.finditer(self._text):
+                self._starts.append(word.start())
                 self._compact_starts.append(position)
-                position += token.end() - token.start()
+                position += word.end() - word.start()
         last = found + len(needle) - 1  # compact index of the occurrence's last character
         token = bisect_right(self._compact_starts, last) - 1
         return self._starts[token] + (last - self._compact_starts[token]) + 1

@@ -12,7 +12,7 @@ from __future__ import annotations
 import operator
 import reprlib
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from ._ast import All, AnyOf, Arith, Compare, Const, FactRef, FactSpec, Member, Not, Rulebook
@@ -25,7 +25,8 @@ _PROOF_KEY_SET = frozenset(_PROOF_KEYS)
 # Values compare by kind: a number never equals a boolean or a string, but 1 == 1.0.
 _KIND = {bool: "boolean", int: "number", float: "number", str: "string"}
 _NUMBERS = frozenset({int, float})  # for ordering and arithmetic; a boolean is not a number
-_ORDER = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge}
+_ORDER: dict[str, Callable[[Any, Any], bool]] = {
+    "<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge}
 _ARITH = {"add": operator.add, "sub": operator.sub, "mul": operator.mul}
 _FLOAT_MAX = sys.float_info.max  # numbers beyond the float range are unknown (arithmetic) or invalid (inputs)
 _REPR = reprlib.Repr()
@@ -45,7 +46,7 @@ def _same(a: Any, b: Any) -> bool:
 
 # ---- the interpreter: None means unknown ----
 
-def _value(expr: Any, env: dict) -> Any:
+def _value(expr: Any, env: dict[str, Any]) -> Any:
     """An expression's value, or None when unknown (an absent fact, a non-number operand, division by zero, a
     result beyond the float range)."""
     kind = type(expr)
@@ -65,7 +66,7 @@ def _value(expr: Any, env: dict) -> Any:
     return result if -_FLOAT_MAX <= result <= _FLOAT_MAX else None  # an overflow is unknown too
 
 
-def _holds(cond: Any, env: dict) -> bool | None:
+def _holds(cond: Any, env: dict[str, Any]) -> bool | None:
     """True, False or None (unknown). ``cond`` is a condition of the AST as ``_planned`` leaves it: its usual
     comparisons {fact: F, op: OP, value: V} as (fact, op, literal) tuples."""
     kind = type(cond)
@@ -94,7 +95,8 @@ def _holds(cond: Any, env: dict) -> bool | None:
         for value in cond.values:
             if _same(left, value):
                 return not cond.negated
-        return cond.negated
+        negated: bool = cond.negated
+        return negated
     else:
         raise TypeError(f"not a condition: {kind.__name__}")
     # a comparison of two values
@@ -124,7 +126,7 @@ def _planned(cond: Any) -> Any:
     return cond
 
 
-def _references(node: Any, into: dict) -> dict:
+def _references(node: Any, into: dict[str, None]) -> dict[str, None]:
     """The names of the facts an expression or condition reads, in order of first appearance (as keys)."""
     kind = type(node)
     if kind is FactRef:
@@ -158,14 +160,14 @@ class _Plan:
         self.inputs = {spec.name: spec for spec in rb.facts}
         derived = {spec.name: spec for spec in rb.derived}
         refs = {rule.name: tuple(_references(rule.value, _references(rule.when, {}))) for rule in rb.derive_rules}
-        rules_for: dict[str, list] = {}
+        rules_for: dict[str, list[Any]] = {}
         for rule in rb.derive_rules:
             if rule.target not in derived:
                 raise ValueError(f"rule {rule.name} derives the undeclared fact {rule.target}")
             rules_for.setdefault(rule.target, []).append(rule)
         level: dict[str, int] = {}
 
-        def stratum(fact: str, path: tuple) -> int:
+        def stratum(fact: str, path: tuple[str, ...]) -> int:
             if fact not in derived:
                 return 0
             if fact in path:
@@ -206,7 +208,7 @@ def _plan(rb: Rulebook) -> _Plan:
 
 # ---- the derivation ----
 
-def _derive(plan: _Plan, inputs: Mapping) -> dict:
+def _derive(plan: _Plan, inputs: Mapping[str, Any]) -> dict[str, Any]:
     """The proof (less ``rulebook`` and ``inputs``) that the rulebook gives for these inputs."""
     env = dict(inputs)
     firings, defaults, conflicted = [], {}, set()
@@ -235,6 +237,7 @@ def _derive(plan: _Plan, inputs: Mapping) -> dict:
         for fact, default in defaultable:
             if fact not in concluded:
                 env[fact] = defaults[fact] = default
+    blocked: set[str]
     constraints, failed, blocked = [], [], set()
     for name, require, blocks in plan.constraints:
         held = _holds(require, env) is True
@@ -243,10 +246,10 @@ def _derive(plan: _Plan, inputs: Mapping) -> dict:
             failed.append((name, blocks))
             blocked.update(blocks)
     candidates = []
-    for name, decision, when in plan.decision_rules:
+    for name, decided, when in plan.decision_rules:
         if _holds(when, env) is True:
-            candidates.append((name, decision))
-    decision = {"status": "indeterminate", "decision": None, "deciding_rules": [], "by_default": False}
+            candidates.append((name, decided))
+    decision: dict[str, Any] = {"status": "indeterminate", "decision": None, "deciding_rules": [], "by_default": False}
     if not conflicted:  # a conflict leaves the decision indeterminate whatever the posture
         for name, wanted in candidates:  # the highest-priority candidate that no failed constraint blocks decides
             if wanted not in blocked:
@@ -254,17 +257,18 @@ def _derive(plan: _Plan, inputs: Mapping) -> dict:
                 break
         else:
             if plan.fallback is not None:  # the deny posture: it names the failed constraints that blocked a candidate
-                wanted = {decision for _, decision in candidates}
-                blockers = [name for name, blocks in failed if not wanted.isdisjoint(blocks)]
+                candidate_decisions = {decision for _, decision in candidates}
+                blockers = [name for name, blocks in failed if not candidate_decisions.isdisjoint(blocks)]
                 decision = {"status": "decided", "decision": plan.fallback[0], "deciding_rules": blockers,
                             "by_default": True}
     return {"firings": firings, "defaults": defaults, "facts": env, "constraints": constraints,
             "candidates": [name for name, _ in candidates], "decision": decision}
 
 
-def derive_decision(rulebook: Rulebook, inputs: Mapping) -> dict:
+def derive_decision(rulebook: Rulebook, inputs: Mapping[str, Any]) -> dict[str, Any]:
     """The checker's own {status, decision, deciding_rules, by_default} for gated inputs (plain values)."""
-    return _derive(_plan(rulebook), inputs)["decision"]
+    decision: dict[str, Any] = _derive(_plan(rulebook), inputs)["decision"]
+    return decision
 
 
 # ---- the check ----
@@ -272,7 +276,7 @@ def derive_decision(rulebook: Rulebook, inputs: Mapping) -> dict:
 # regardless of key order, a list never equals a tuple) and, since == also holds for True == 1 == 1.0, with the
 # derived types for its numbers and booleans. Strings and None equal nothing else, so they need no type check.
 
-def _typed_values(given: Any, expected: dict) -> bool:
+def _typed_values(given: Any, expected: dict[str, Any]) -> bool:
     """Whether a mapping that == ``expected`` (fact names to values) has the types of its values."""
     for name, value in expected.items():
         item = given[name]
@@ -281,7 +285,7 @@ def _typed_values(given: Any, expected: dict) -> bool:
     return True
 
 
-def _typed_firings(given: Any, expected: list) -> bool:
+def _typed_firings(given: Any, expected: list[Any]) -> bool:
     """Whether a list of firings that == ``expected`` has its types (one loop: this is the hot part)."""
     if type(given) is not list:
         return False
@@ -297,7 +301,7 @@ def _typed_firings(given: Any, expected: list) -> bool:
     return True
 
 
-def _typed_constraints(given: Any, expected: list) -> bool:
+def _typed_constraints(given: Any, expected: list[Any]) -> bool:
     for constraint in given:
         if type(constraint["held"]) is not bool:
             return False
@@ -347,7 +351,7 @@ def _input_problems(plan: _Plan, inputs: Any) -> list[str]:
     return problems
 
 
-def _firing_problems(plan: _Plan, given: Any, expected: list) -> list[str]:
+def _firing_problems(plan: _Plan, given: Any, expected: list[Any]) -> list[str]:
     """Why the firings are not the derived ones (called only when they are not)."""
     if type(given) is not list:
         return ["firings is not a list"]
@@ -384,7 +388,7 @@ def _check(rb: Rulebook, proof: Any) -> list[str]:
     return problems
 
 
-def check_proof(rulebook: Rulebook, proof: Mapping) -> list[str]:
+def check_proof(rulebook: Rulebook, proof: Mapping[str, Any]) -> list[str]:
     """The problems with ``proof`` as a proof of its decision under ``rulebook``; empty means accepted."""
     try:
         return _check(rulebook, proof)

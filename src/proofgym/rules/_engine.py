@@ -35,12 +35,14 @@ class CompiledRulebook:
 
     def evaluate(self, accepted: Mapping[str, Any]) -> dict[str, Any]:
         """The proof of the decision these (gated) facts lead to, as JSON-native data."""
-        return self._run(accepted)[0]
+        proof: dict[str, Any] = self._run(accepted)[0]
+        return proof
 
     def run(self, accepted: Mapping[str, Any]) -> tuple[dict[str, Any], list[bool]]:
         """The proof, and whether each rule fired (derive rules in evaluation order, then constraints, then
         decision rules by priority): what the report's trace needs, without re-reading the proof."""
-        return self._run(accepted)
+        result: tuple[dict[str, Any], list[bool]] = self._run(accepted)
+        return result
 
 
 # ---- arithmetic: None when an operand is unknown, on division by zero and beyond the float range ----
@@ -108,8 +110,8 @@ class _Writer:
         strata: dict[int, tuple[list[Any], list[Any]]] = {}  # stratum -> (derive rules, derived specs)
         for spec in rb.derived:
             strata.setdefault(spec.stratum, ([], []))[1].append(spec)
-        for rule in rb.derive_rules:
-            strata.setdefault(rule.stratum, ([], []))[0].append(rule)
+        for derive in rb.derive_rules:
+            strata.setdefault(derive.stratum, ([], []))[0].append(derive)
         for level in sorted(strata):
             rules, specs = strata[level]
             for rule in rules:
@@ -257,8 +259,8 @@ class _Writer:
             if len(items) == 1:
                 return items[0]
             settled = " or ".join(f"{item} is {decisive}" for item in items)
-            unknown = " or ".join(f"{item} is None" for item in items)
-            self.emit(f"    {out} = {decisive} if {settled} else None if {unknown} else {other}")
+            undecided = " or ".join(f"{item} is None" for item in items)
+            self.emit(f"    {out} = {decisive} if {settled} else None if {undecided} else {other}")
         else:
             raise TypeError(f"not a condition: {kind.__name__}")
         return out

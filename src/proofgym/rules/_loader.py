@@ -9,7 +9,7 @@ import hashlib
 import json
 from dataclasses import dataclass, fields, is_dataclass, replace
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Mapping, Sequence
+from typing import Any, Iterable, Iterator, Literal, Mapping, Sequence
 
 from pydantic import ValidationError
 
@@ -131,7 +131,8 @@ def _key_path(parts: Iterable[Any]) -> str:
 
 
 def _expected(error: Mapping[str, Any]) -> str:
-    kind, message = error["type"], error["msg"]
+    kind: str = error["type"]
+    message: str = error["msg"]
     if kind == "missing":
         return "missing required key"
     if kind == "extra_forbidden":
@@ -170,7 +171,8 @@ class _Type:
 
 
 _LITERAL_KINDS = {bool: "boolean", int: "integer", float: "number", str: "string"}
-_ARITH = {AddOperand: "add", SubOperand: "sub", MulOperand: "mul", DivOperand: "div"}
+_ARITH: dict[type[Any], Literal["add", "sub", "mul", "div"]] = {AddOperand: "add", SubOperand: "sub",
+                                                                 MulOperand: "mul", DivOperand: "div"}
 
 
 class _Builder:
@@ -404,6 +406,8 @@ class _Builder:
         if isinstance(right, list):
             self.problem(subject, f"{path}.{right_key}", f"'{cond.op}' compares with one value, not a list")
             return Compare(cond.op, left, Const(None))
+        right_expr: Expr
+        right_type: _Type | None
         if isinstance(cond, FactCondition):
             right_expr, right_type = Const(right), _literal_type(right)
         else:

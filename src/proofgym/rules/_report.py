@@ -91,6 +91,7 @@ class Reporter:
 
         counts = f"{n_fired} rule(s) fired, {n_derived} fact(s) derived from {n_inputs} input fact(s)."
         if rejected_by_checker:
+            assert problems  # rejected_by_checker: there are some
             summary = (f"Proof rejected by the independent checker ({len(problems)} problem(s): {problems[0]});"
                        f" no decision certified. {counts}")
         elif status == "decided":

@@ -86,7 +86,7 @@ class ValueOperand(_Strict):
     value: Scalar = Field(description="a string, a finite number or a boolean")
 
 
-_PAIR = {"min_length": 2, "max_length": 2, "description": "[left, right]"}
+_PAIR: dict[str, Any] = {"min_length": 2, "max_length": 2, "description": "[left, right]"}
 
 
 class AddOperand(_Strict):
@@ -238,7 +238,8 @@ class DeriveRuleDecl(_Strict):
 
     name: Name
     derive: Name = Field(description="the derived fact this rule sets")
-    when: Condition = Field(None, description="default: always", json_schema_extra=_no_default)
+    # None: always; the schema shows no default (and no null), as a rulebook omits the key rather than writing null.
+    when: Condition = Field(None, description="default: always", json_schema_extra=_no_default)  # type: ignore[assignment]
     value: Operand = Field(True, description="the value it derives (default true)")
     explain: str = Field("", description="an explanation; {fact} placeholders are filled in")
 
@@ -259,7 +260,8 @@ class DecisionRuleDecl(_Strict):
     name: Name
     decide: str = Field(description="one of the rulebook's decisions")
     priority: int = Field(description="unique across decision rules; higher wins")
-    when: Condition = Field(None, description="default: always", json_schema_extra=_no_default)
+    # None: always; the schema shows no default (and no null), as a rulebook omits the key rather than writing null.
+    when: Condition = Field(None, description="default: always", json_schema_extra=_no_default)  # type: ignore[assignment]
     explain: str = Field("", description="an explanation; {fact} placeholders are filled in")
 
 

@@ -13,7 +13,7 @@ import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal, overload
 
 from proofgym.core import bounded_json, model_text, redact_secrets
 from proofgym.traces._errors import TraceValidationError
@@ -79,6 +79,12 @@ class Fields:
             shown = shown[:77] + "..."
         return TraceValidationError(f"{self.prefix}{field} must be {expected}, got {shown}")
 
+    @overload
+    def text(self, field: str, value: Any, *, optional: Literal[False] = False, nonempty: bool = False) -> str: ...
+
+    @overload
+    def text(self, field: str, value: Any, *, optional: bool, nonempty: bool = False) -> str | None: ...
+
     def text(self, field: str, value: Any, *, optional: bool = False, nonempty: bool = False) -> str | None:
         if value is None and optional:
             return None
@@ -95,6 +101,13 @@ class Fields:
                 raise self.fail(field, "valid Unicode text (it has an unpaired surrogate)", value) from None
         return value
 
+    @overload
+    def number(self, field: str, value: Any, *, optional: Literal[False] = False,
+               nonnegative: bool = False) -> float: ...
+
+    @overload
+    def number(self, field: str, value: Any, *, optional: bool, nonnegative: bool = False) -> float | None: ...
+
     def number(self, field: str, value: Any, *, optional: bool = False, nonnegative: bool = False) -> float | None:
         if value is None and optional:
             return None
@@ -109,6 +122,13 @@ class Fields:
         if nonnegative and number < 0:
             raise self.fail(field, "a non-negative number", value)
         return number
+
+    @overload
+    def integer(self, field: str, value: Any, *, optional: Literal[False] = False,
+                nonnegative: bool = False) -> int: ...
+
+    @overload
+    def integer(self, field: str, value: Any, *, optional: bool, nonnegative: bool = False) -> int | None: ...
 
     def integer(self, field: str, value: Any, *, optional: bool = False, nonnegative: bool = False) -> int | None:
         if value is None and optional:

@@ -52,7 +52,7 @@ def session_row(session: SessionTrace) -> dict[str, Any]:
         completion = response_text(last.response)
         messages = request_messages(last.request)
         prompt = request_prompt(last.request, messages)
-        messages = [*messages, {"role": "assistant", "content": completion}] if messages else []
+        messages = [*messages, {"role": "assistant", "content": completion or ""}] if messages else []
     outcome = session.outcome_reward
     return {
         "session_id": session.session_id, "run_id": session.run_id, "env_name": session.env_name,
@@ -123,7 +123,8 @@ def request_prompt(request: Any, messages: list[dict[str, str]]) -> str | None:
     if isinstance(request, str):
         return request
     if isinstance(request, dict) and isinstance(request.get("prompt"), str):
-        return request["prompt"]
+        prompt: str = request["prompt"]
+        return prompt
     for message in reversed(messages):
         if message["role"] != "assistant":
             return message["content"]

@@ -100,7 +100,7 @@ sessions = Table(
 )
 
 
-def _session_fk() -> Column:
+def _session_fk() -> Column[str]:
     return Column("session_id", String, ForeignKey("sessions.session_id"), primary_key=True)
 
 

@@ -234,7 +234,7 @@ class TraceStore:
             params = [tuple(_plain(row[key]) for key in order) for row in rows]
         # The driver's own cursor: SQLAlchemy's per-statement machinery cost more than the insert itself.
         dbapi_error = self._engine.dialect.loaded_dbapi.Error
-        cursor = conn.connection.dbapi_connection.cursor()
+        cursor = conn.connection.dbapi_connection.cursor()  # type: ignore[union-attr]  # an open connection's
         try:
             cursor.executemany(sql, params)
         except dbapi_error as exc:
@@ -360,15 +360,17 @@ class TraceStore:
             if remaining is not None:
                 remaining -= len(chunk)
 
-    def _load(self, conn: Connection, session_rows: Sequence[Mapping[str, Any]]) -> list[SessionTrace]:
+    def _load(self, conn: Connection, session_rows: Sequence[Mapping[Any, Any]]) -> list[SessionTrace]:
         ids = [row["session_id"] for row in session_rows]
-        children: dict[str, dict[str, list[Mapping[str, Any]]]] = {t.name: defaultdict(list)
+        children: dict[str, dict[str, list[Mapping[Any, Any]]]] = {t.name: defaultdict(list)
                                                                    for t in schema.CHILD_TABLES}
         for table in schema.CHILD_TABLES:
             for chunk in _chunks(ids):
                 for row in conn.execute(select(table).where(table.c.session_id.in_(chunk))).mappings():
                     children[table.name][row["session_id"]].append(row)
-        return [decode_session(row, *(children[t.name][row["session_id"]] for t in schema.CHILD_TABLES[:-1]),
+        # The child tables in decode_session's order (steps, LM calls, env events, verifications, event rewards).
+        return [decode_session(row, *(children[t.name][row["session_id"]]  # type: ignore[arg-type, call-arg]
+                                      for t in schema.CHILD_TABLES[:-1]),
                                next(iter(children["outcome_rewards"].get(row["session_id"], ())), None))
                 for row in session_rows]
 

@@ -99,7 +99,7 @@ class TraceWriter:
                 self._cond.wait()
             if self._closing:
                 raise TraceStoreError("TraceWriter was closed while this submit waited for room")
-            self._pending.append((encoded, done))
+            self._pending.append((encoded, done))  # type: ignore[arg-type]  # encoded: no failure, so not None
             self._submitted += 1
             self._cond.notify_all()
         return done

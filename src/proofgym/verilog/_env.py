@@ -278,7 +278,8 @@ class VerilogEnv(ToolEnv):
             f"You have {config.max_turns} turns."
         )
         text = f"{instructions}\n\n## Specification\n{problem.spec.strip()}\n\n## Interface\n{ports}\n"
-        data = {"problem_id": problem.id, "difficulty": problem_difficulty(problem), "spec": problem.spec, "interface": ports, "instructions": instructions,
+        data = {"problem_id": problem.id, "difficulty": problem_difficulty(problem), "spec": problem.spec,
+                "interface": ports, "instructions": instructions,
                 "tools": list(self._tools), "max_turns": config.max_turns}
         return Observation(text, data)
 
