@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: setup system-packages demo score test test-all bench clean
+.PHONY: setup system-packages demo score lint test test-all bench clean
 
 ## The system packages (python3-venv, Icarus Verilog, bubblewrap): installed with apt-get where this user may, else
 ## one line says what is missing and how to install it (PROOFGYM_NO_SYSTEM_PACKAGES=1: never run apt-get).
@@ -45,13 +45,19 @@ score: setup
 	$(BIN)/proofgym score --config configs/grant_eligibility.yaml --completions examples/grant_eligibility/completions.jsonl
 	$(BIN)/proofgym score --config configs/loan.yaml --completions examples/loan/completions.jsonl
 
+## ruff over src/ and tests/, and mypy, strict, over the packages pyproject.toml's [tool.mypy] lists (the lower
+## layers); `make test` runs it first.
+lint: setup
+	$(BIN)/python -m ruff check src tests
+	$(BIN)/python -m mypy
+
 ## The test suite (slow tests excluded; `make test-all` runs them too), on TEST_WORKERS pytest-xdist workers: the
 ## tests of a file that share a module fixture, and those of the Ray and Postgres clusters, stay on one worker.
 TEST_WORKERS ?= 2
-test: setup
+test: setup lint
 	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadgroup
 
-test-all: setup
+test-all: setup lint
 	$(BIN)/python -m pytest -q -m "" -n $(TEST_WORKERS) --dist loadgroup
 
 bench: setup
