@@ -61,7 +61,7 @@ def test_an_unregistered_function_needs_no_registry() -> None:
 
 
 def test_the_shipped_rubrics_pass_objects_under_their_entry_point_names() -> None:
-    shipped = [RUBRIC_SETS.get(name) for name in ("verilog", "crafter")]
+    shipped = [RUBRIC_SETS.get(name) for name in ("verilog", "crafter", "fact_finding")]
     for rubrics in shipped:
         for _, level in rubrics.rubrics():
             for criterion in level.criteria:

@@ -20,7 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from proofgym.domains._dataset import gold_decision
 from proofgym.domains._domain import Domain, Record, get_domain
 from proofgym.envs import Observation, Tool, ToolCall, ToolEnv, ToolResult
-from proofgym.judges import CriterionContext, RubricSet, rubric_set_from_data
+from proofgym.judges import CriterionContext, RubricSet, register_criterion, rubric_set_from_data
 from proofgym.traces import StepTrace
 
 _BLOCK = 64  # records per generator call: one balanced block of the domain's branches
@@ -215,6 +215,7 @@ def _tool(step: StepTrace) -> str | None:
     return step.env_event.tool if step.env_event is not None else None
 
 
+@register_criterion("fact_finding.relevant_reveal")
 def relevant_reveal(ctx: CriterionContext) -> tuple[float, str] | None:
     """1 for revealing a new fact the deciding rules read, or for an answer given once every deciding fact was
     known; 0 for a repeated, irrelevant or refused call, or an answer given blind."""
@@ -237,6 +238,7 @@ def relevant_reveal(ctx: CriterionContext) -> tuple[float, str] | None:
     return 0.0, "no deciding fact was known" if step.info.get("gold") == "deny" else "answered without every fact"
 
 
+@register_criterion("fact_finding.no_redundancy")
 def no_redundancy(ctx: CriterionContext) -> tuple[float, str] | None:
     """0 for a redundant call: a repeated ``get_fact``, one made once the facts revealed already decided the
     record, or a refused call; else 1."""
@@ -250,6 +252,7 @@ def no_redundancy(ctx: CriterionContext) -> tuple[float, str] | None:
     return (0.0, "asked after the record was decided") if step.info.get("decided") else (1.0, "not redundant")
 
 
+@register_criterion("fact_finding.concise")
 def concise(ctx: CriterionContext) -> tuple[float, str] | None:
     """1 when the answer is certified and no call before it was redundant (see :func:`no_redundancy`), else 0;
     abstains when the answer could not be checked."""
@@ -261,6 +264,7 @@ def concise(ctx: CriterionContext) -> tuple[float, str] | None:
     return (0.0, f"certified, but steps {wasted} were redundant") if wasted else (1.0, "certified, nothing wasted")
 
 
+@register_criterion("fact_finding.correct")
 def correct_decision(ctx: CriterionContext) -> tuple[float, str] | None:
     """1 when the episode's answer is the certified decision and the facts revealed prove it, 0 when wrong, right
     by luck on facts that do not decide, or never given; abstains when the answer could not be checked."""
@@ -283,9 +287,9 @@ FACT_FINDING_RUBRICS: RubricSet = rubric_set_from_data({
         "id": "fact_finding/event", "version": "1", "aggregation": "weighted_sum",
         "goal_text": "Each decision reveals a fact the deciding rules need, without repeating one.",
         "criteria": [
-            {"id": "relevant_reveal", "weight": 0.7, "scale": "binary", "function": "fact_finding.relevant_reveal",
+            {"id": "relevant_reveal", "weight": 0.7, "scale": "binary", "function": relevant_reveal,
              "description": "1 for revealing a deciding fact (or answering once they are known)."},
-            {"id": "no_redundancy", "weight": 0.3, "scale": "binary", "function": "fact_finding.no_redundancy",
+            {"id": "no_redundancy", "weight": 0.3, "scale": "binary", "function": no_redundancy,
              "description": "0 for a repeated fact or a refused call."},
         ],
     },
@@ -293,9 +297,9 @@ FACT_FINDING_RUBRICS: RubricSet = rubric_set_from_data({
         "id": "fact_finding/outcome", "version": "1", "aggregation": "weighted_sum",
         "goal_text": "The certified decision for the hidden record.",
         "criteria": [
-            {"id": "correct", "weight": 0.8, "scale": "binary", "function": "fact_finding.correct",
+            {"id": "correct", "weight": 0.8, "scale": "binary", "function": correct_decision,
              "description": "1 when the answer is the certified decision and the revealed facts prove it."},
-            {"id": "concise", "weight": 0.2, "scale": "binary", "function": "fact_finding.concise",
+            {"id": "concise", "weight": 0.2, "scale": "binary", "function": concise,
              "description": "1 when the answer is certified and no call before it was redundant."},
         ],
     },
