@@ -15,22 +15,21 @@ import math
 import weakref
 from typing import Any, Callable
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
 from proofgym.config import ConfigError, RunConfig, load_run_config
-from proofgym.core import describe_validation_error
 from proofgym.domains._dataset import build_example, gold_completion
 from proofgym.domains._domain import Domain, Record, get_domain
 from proofgym.domains._verifier import RulebookVerifier
 from proofgym.envs import (
+    AnswerTask,
     BlockPartition,
     Observation,
     SingleAnswerEnv,
-    ToolResult,
+    answer_reward_function,
     answer_tool,
-    check_answer_run_config,
-    reward_components,
     run_config_version,
+    validated_env_config,
 )
 from proofgym.rewards import RewardFunction
 from proofgym.runtime import InProcessExecutor
@@ -117,7 +116,6 @@ class RulebookEnv(SingleAnswerEnv):
         super().__init__(reward_function, tool=ANSWER_TOOL, max_turns=self.config.max_turns)
         self._period = balance_period(self.domain)
         self._record: Record | None = None
-        self._example: dict[str, Any] = {}
 
     @property
     def seed_partition(self) -> BlockPartition:
@@ -148,10 +146,10 @@ class RulebookEnv(SingleAnswerEnv):
         self.reset(seed)
         return [{"tool": ANSWER_TOOL.name, "args": {"completion": gold_completion(self.domain, self.record)}}]
 
-    def _pose(self, seed: int) -> Observation:
+    def _pose(self, seed: int) -> AnswerTask:
         self._record = self.record_for(seed)
-        self._example = build_example(self.domain, self._record, chat=self.config.chat)
-        prompt = self._example["prompt"]
+        example = build_example(self.domain, self._record, chat=self.config.chat)
+        prompt = example["prompt"]
         if self.config.chat:
             messages = [dict(message) for message in prompt]
             system, text = messages[0]["content"], messages[-1]["content"]
@@ -159,33 +157,11 @@ class RulebookEnv(SingleAnswerEnv):
             messages, system, text = [{"role": "user", "content": prompt}], None, prompt
         data = {"system": system, "messages": messages, "domain": self.domain.name, "seed": seed,
                 "record_id": self._record.id}
-        return Observation(text, data)
+        return AnswerTask(Observation(text, data), prompt, example, info={"record_id": example["id"]})
 
-    def _score(self, completion: str) -> ToolResult:
-        example = self._example
-        item = self.reward_function.score([example["prompt"]], [completion], [example])[0]
-        claimed = None if item.claim is None else item.claim.decision
-        correct = claimed is not None and claimed.strip().casefold() == example["gold"].casefold()
-        # The top outcome: the certified decision is the gold one, on the record's own facts.
-        passed = all(item.components.get(name) == 1.0 for name in ("certified", "correct", "grounded"))
-        info = {
-            "tool": ANSWER_TOOL.name,
-            "verdict": None if item.verdict is None else item.verdict.to_dict(),
-            "outcome": item.outcome,
-            "claimed_decision": claimed,
-            "correct": correct,
-            "passed": passed,
-            "gold": example["gold"],
-            "branch": example["branch"],
-            "reason": item.reason,
-            "format_error": item.format_error,
-            "abstained": item.reward is None,
-            "record_id": example["id"],
-        }
-        reward = "none (the answer could not be verified)" if item.reward is None else f"{item.reward:+.3f}"
-        text = f"Answer scored: {item.outcome}, reward {reward}."
-        data = {"outcome": item.outcome, "reward": item.reward, "claimed_decision": claimed}
-        return ToolResult(Observation(text, data), reward_components(item), done=True, info=info)
+    def _judge(self, item: Any) -> dict[str, Any]:
+        # The default (claimed decision, correct, passed, gold), and the rule branch the record exercises.
+        return {**super()._judge(item), "branch": self.task.reference["branch"]}
 
 
 def balance_period(domain: Domain) -> int:
@@ -213,8 +189,7 @@ def shared_reward_function(domain: str, run_config: str | None = None) -> Reward
 @functools.lru_cache(maxsize=32)
 def _reward_function(domain: str, run_config: tuple[str, int, int] | None) -> RewardFunction:
     run = default_run_config(domain) if run_config is None else load_run_config(run_config[0])
-    check_answer_run_config(run)
-    reward_function = run.reward_function()
+    reward_function = answer_reward_function(run)
     _SHARED[(domain, run_config)] = reward_function
     return reward_function
 
@@ -247,12 +222,6 @@ def make_rulebook_env(domain: str, *, reward_function: RewardFunction | None = N
                       **config: Any) -> RulebookEnv:
     """``make(domain, **config)``: the config's fields as keyword arguments, plus ``reward_function``; validated
     strictly (``max_turns=True`` is not a number)."""
-    try:
-        validated = RulebookEnvConfig.model_validate(config, strict=True)
-    except ValidationError as exc:
-        problems = "; ".join(describe_validation_error(error) for error in exc.errors())
-        raise ConfigError(f"environment {domain!r}: invalid config: {problems} "
-                          f"(the keys are {sorted(RulebookEnvConfig.model_fields)})",
-                          problems=exc.errors(include_url=False, include_context=False)) from None
-    return RulebookEnv(domain, config=validated, reward_function=reward_function)
+    return RulebookEnv(domain, config=validated_env_config(RulebookEnvConfig, domain, config),
+                       reward_function=reward_function)
 

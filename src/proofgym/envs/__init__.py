@@ -25,12 +25,15 @@ from proofgym.envs._splits import (
     split_selection,
 )
 from proofgym.envs._single_answer import (
+    AnswerTask,
     SingleAnswerEnv,
+    answer_reward_function,
     answer_tool,
     check_answer_run_config,
     plain_text_answer,
     reward_components,
     run_config_version,
+    validated_env_config,
 )
 from proofgym.envs._tool_env import ToolEnv, ToolResult
 from proofgym.envs._tools import MAX_ACTION_CHARS, Tool, ToolCall
@@ -44,6 +47,7 @@ def verification_cache_usage() -> list[dict[str, Any]]:
 
 
 __all__ = [
+    "AnswerTask",
     "BlockPartition",
     "DIFFICULTIES",
     "ENVIRONMENTS",
@@ -65,6 +69,7 @@ __all__ = [
     "ToolCall",
     "ToolEnv",
     "ToolResult",
+    "answer_reward_function",
     "answer_tool",
     "check_answer_run_config",
     "env_hook",
@@ -77,5 +82,6 @@ __all__ = [
     "run_config_version",
     "seed_partition",
     "split_selection",
+    "validated_env_config",
     "verification_cache_usage",
 ]

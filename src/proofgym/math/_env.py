@@ -7,18 +7,17 @@ import importlib.resources
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
-from proofgym.config import ConfigError, RunConfig, load_run_config, parse_run_config
-from proofgym.core import describe_validation_error
+from proofgym.config import RunConfig, load_run_config, parse_run_config
 from proofgym.envs import (
+    AnswerTask,
     Observation,
     SingleAnswerEnv,
-    ToolResult,
+    answer_reward_function,
     answer_tool,
-    check_answer_run_config,
-    reward_components,
     run_config_version,
+    validated_env_config,
 )
 from proofgym.formats import load_yaml
 from proofgym.math._answer import build_math_prompt
@@ -78,8 +77,6 @@ class MathEnv(SingleAnswerEnv):
         self._order = sorted(self.problems)
         super().__init__(reward_function or shared_math_reward_function(self.config.problems, self.config.run_config),
                          tool=ANSWER_TOOL, max_turns=self.config.max_turns)
-        self._problem: MathProblem | None = None
-        self._prompt = ""
 
     def problem_for(self, seed: int) -> MathProblem:
         """The problem ``reset(seed)`` poses."""
@@ -88,9 +85,7 @@ class MathEnv(SingleAnswerEnv):
     @property
     def problem(self) -> MathProblem:
         """The current episode's problem (for tests and tooling; never shown to the agent whole)."""
-        if self._problem is None:
-            raise RuntimeError("no episode yet: call reset() first")
-        return self._problem
+        return self.problems[self.task.info["problem_id"]]
 
     def oracle_actions(self, seed: int) -> list[Any]:
         """The known-good answer to episode ``seed``: the gold answer, boxed (resets the episode)."""
@@ -98,32 +93,16 @@ class MathEnv(SingleAnswerEnv):
         answer = self.problem.answer.strip().strip("$").strip()
         return [{"tool": ANSWER_TOOL.name, "args": {"completion": f"The answer is \\boxed{{{answer}}}."}}]
 
-    def _pose(self, seed: int) -> Observation:
-        self._problem = self.problem_for(seed)
-        self._prompt = build_math_prompt(self._problem)
-        data = {"messages": [{"role": "user", "content": self._prompt}], "problem_id": self._problem.id,
-                "task": self._problem.task, "seed": seed}
-        return Observation(self._prompt, data)
+    def _pose(self, seed: int) -> AnswerTask:
+        problem = self.problem_for(seed)
+        prompt = build_math_prompt(problem)
+        data = {"messages": [{"role": "user", "content": prompt}], "problem_id": problem.id, "task": problem.task,
+                "seed": seed}
+        return AnswerTask(Observation(prompt, data), prompt, info={"problem_id": problem.id})
 
-    def _score(self, completion: str) -> ToolResult:
-        item = self.reward_function.score([self._prompt], [completion], None)[0]
-        passed = item.outcome == "certified"
-        info = {
-            "tool": ANSWER_TOOL.name,
-            "verdict": None if item.verdict is None else item.verdict.to_dict(),
-            "outcome": item.outcome,
-            "correct": passed,
-            "passed": passed,
-            "gold": self.problem.answer,
-            "reason": item.reason,
-            "format_error": item.format_error,
-            "abstained": item.reward is None,
-            "problem_id": self.problem.id,
-        }
-        reward = "none (the answer could not be verified)" if item.reward is None else f"{item.reward:+.3f}"
-        data = {"outcome": item.outcome, "reward": item.reward}
-        text = f"Answer scored: {item.outcome}, reward {reward}."
-        return ToolResult(Observation(text, data), reward_components(item), done=True, info=info)
+    def _judge(self, item: Any) -> dict[str, Any]:
+        passed = item.outcome == "certified"  # certified equal to the gold answer (the parser reads it by prompt)
+        return {"correct": passed, "passed": passed, "gold": self.problem.answer}
 
 
 def shared_math_reward_function(problems: str = "builtin", run_config: str | None = None) -> RewardFunction:
@@ -135,18 +114,10 @@ def shared_math_reward_function(problems: str = "builtin", run_config: str | Non
 @functools.lru_cache(maxsize=16)
 def _reward_function(problems: str, run_config: tuple[str, int, int] | None) -> RewardFunction:
     run = default_math_run_config(problems) if run_config is None else load_run_config(run_config[0])
-    check_answer_run_config(run)
-    return run.reward_function()
+    return answer_reward_function(run)
 
 
 def make_math_env(*, reward_function: RewardFunction | None = None, **config: Any) -> MathEnv:
     """``make("math", **config)``: the config's fields as keyword arguments (validated strictly), plus
     ``reward_function``."""
-    try:
-        validated = MathEnvConfig.model_validate(config, strict=True)
-    except ValidationError as exc:
-        problems = "; ".join(describe_validation_error(error) for error in exc.errors())
-        raise ConfigError(f"environment 'math': invalid config: {problems} "
-                          f"(the keys are {sorted(MathEnvConfig.model_fields)})",
-                          problems=exc.errors(include_url=False, include_context=False)) from None
-    return MathEnv(config=validated, reward_function=reward_function)
+    return MathEnv(config=validated_env_config(MathEnvConfig, "math", config), reward_function=reward_function)

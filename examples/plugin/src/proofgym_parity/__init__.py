@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from proofgym.config import parse_run_config
 from proofgym.core import Claim, Outcome, RejectedFact, Verdict
-from proofgym.envs import Observation, SingleAnswerEnv, ToolResult, answer_tool
+from proofgym.envs import AnswerTask, Observation, SingleAnswerEnv, answer_tool
 from proofgym.verifiers import VerifierExample, VerifierKind
 
 DECISIONS = ("even", "odd")
@@ -73,6 +73,8 @@ RUN_CONFIG = {
     "parser": {"kind": "json_block", "decisions": list(DECISIONS), "require_facts": True},
     "verifier": {"kind": "parity"},
 }
+
+
 class ParityEnvConfig(BaseModel):
     """The environment's config (``make("parity", **config)``, a task app's ``env.config``)."""
 
@@ -82,42 +84,29 @@ class ParityEnvConfig(BaseModel):
 
 
 class ParityEnv(SingleAnswerEnv):
-    """Single-turn: is the seed's number even or odd? (The answer as a tool call or plain text, and the floor for
-    an episode without one, come from :class:`~proofgym.envs.SingleAnswerEnv`.)"""
+    """Single-turn: is the seed's number even or odd? (The answer as a tool call or plain text, its scoring and
+    the floor for an episode without one come from :class:`~proofgym.envs.SingleAnswerEnv`.)"""
 
     def __init__(self, **config: Any) -> None:
         self.config = ParityEnvConfig.model_validate(config, strict=True)
         super().__init__(parse_run_config(RUN_CONFIG).reward_function(),
                          tool=answer_tool("Give your answer: one <decision> block."))
-        self.max_value = self.config.max_value
-        self.n = 0
 
     def number(self, seed: int) -> int:
-        return random.Random(seed).randint(0, self.max_value)
+        return random.Random(seed).randint(0, self.config.max_value)
 
     def oracle_actions(self, seed: int) -> list[Any]:
         n = self.number(seed)
         answer = f'<decision>{{"facts": {{"n": {n}}}, "classification": "{DECISIONS[n % 2]}"}}</decision>'
         return [{"tool": "answer", "args": {"completion": answer}}]
 
-    def _pose(self, seed: int) -> Observation:
-        self.n = self.number(seed)
-        text = (f"Is {self.n} even or odd? Answer with "
+    def _pose(self, seed: int) -> AnswerTask:
+        n = self.number(seed)
+        text = (f"Is {n} even or odd? Answer with "
                 '<decision>{"facts": {"n": N}, "classification": "even" or "odd"}</decision>.')
-        return Observation(text, {"n": self.n})
-
-    def _score(self, completion: str) -> ToolResult:
-        prompt = f"Is {self.n} even or odd?"
-        gold = DECISIONS[self.n % 2]
-        item = self.reward_function.score([prompt], [completion], [{"gold": gold, "source_facts": {"n": self.n}}])[0]
-        # The top outcome: the certified decision is the gold one, on the asked number itself (grounded).
-        passed = all(item.components.get(name) == 1.0 for name in ("certified", "correct", "grounded"))
-        info = {"tool": "answer", "outcome": item.outcome, "passed": passed,
-                "correct": item.components.get("correct") == 1.0, "abstained": item.reward is None,
-                "verdict": None if item.verdict is None else item.verdict.to_dict(), "reason": item.reason}
-        rewards = {} if item.reward is None else {"answer": item.reward}
-        return ToolResult(Observation(f"Answer scored: {item.outcome}.", {"outcome": item.outcome}), rewards,
-                          done=True, info=info)
+        # What the answer is scored against: the gold parity, and the asked number as the fact it must restate.
+        return AnswerTask(Observation(text, {"n": n}), f"Is {n} even or odd?",
+                          {"gold": DECISIONS[n % 2], "source_facts": {"n": n}})
 
     def _close(self) -> None:
         self.reward_function.close()
