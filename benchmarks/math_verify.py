@@ -34,7 +34,7 @@ sys.path[:] = [entry for entry in sys.path if Path(entry or ".").resolve() != Pa
 
 from proofgym.config import load_run_config  # noqa: E402
 from proofgym.core import Claim  # noqa: E402
-from proofgym.math import MathVerifier, build_math_prompt, builtin_problems, math_claim  # noqa: E402
+from proofgym.math import MathVerifier, build_math_prompt, builtin_math_problems, math_claim  # noqa: E402
 from proofgym.runtime import RuntimeConfig, VerificationRuntime  # noqa: E402
 
 CONFIG = Path(__file__).resolve().parents[1] / "configs" / "math.yaml"
@@ -47,7 +47,7 @@ def _perturbed(gold: str) -> str:
 
 
 def make_claims(n: int) -> list[Claim]:
-    problems = list(builtin_problems().values())
+    problems = list(builtin_math_problems().values())
     claims = []
     for i in range(n):
         problem = problems[i % len(problems)]
@@ -87,7 +87,7 @@ def through_runtime(config: RuntimeConfig, claims: list[Claim], runs: int) -> tu
 
 def burst(reward_fn, callers: int, per_caller: int, offset: int) -> tuple[int, int, int, float]:
     """``callers`` threads score ``per_caller`` gold answers each, all at once: (items, timeouts, not top, s)."""
-    problems = list(builtin_problems().values())
+    problems = list(builtin_math_problems().values())
     top = reward_fn.shaper.bounds[1]
     barrier = threading.Barrier(callers)
 
@@ -154,7 +154,8 @@ def main() -> None:
                                                       1000 * (run_index + 1))
             totals = [totals[0] + items, totals[1] + timeouts, totals[2] + not_top]
             walls.append(elapsed)
-        print(f"  warm pool, {args.warm_per_caller} gold answers per caller, {args.runs} bursts: {totals[1]}/{totals[0]} "
+        print(f"  warm pool, {args.warm_per_caller} gold answers per caller, {args.runs} bursts: "
+              f"{totals[1]}/{totals[0]} "
               f"timed out ({totals[1] / totals[0]:.1%}), {totals[2]} not paid the top reward; longest burst "
               f"{max(walls):.1f} s, timeout_s {limit:g}")
 

@@ -19,13 +19,13 @@ from proofgym.math import (  # noqa: E402
     GENERATED_TASKS,
     MathProblem,
     build_math_prompt,
-    builtin_problems,
+    builtin_math_problems,
     default_math_run_config,
     load_problems,
     write_problems,
 )
 
-PROBLEMS = builtin_problems()
+PROBLEMS = builtin_math_problems()
 
 
 def perturbed(gold: str) -> str:

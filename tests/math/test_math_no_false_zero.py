@@ -14,7 +14,7 @@ pytest.importorskip("math_verify", reason="the math verifier needs Math-Verify: 
 
 from proofgym.config import load_run_config  # noqa: E402
 from proofgym.core import ErrorKind, Outcome  # noqa: E402
-from proofgym.math import MathVerifier, build_math_prompt, builtin_problems, math_claim  # noqa: E402
+from proofgym.math import MathVerifier, build_math_prompt, builtin_math_problems, math_claim  # noqa: E402
 from proofgym.runtime import RuntimeConfig, VerificationRuntime  # noqa: E402
 
 CONFIG = Path(__file__).resolve().parents[2] / "configs" / "math.yaml"
@@ -23,7 +23,7 @@ HANGING_ANSWER = "9^{9^{9^{9}}}"
 
 
 def _problems(n: int = 64):
-    problems = list(builtin_problems().values())
+    problems = list(builtin_math_problems().values())
     return [problems[(i * 7) % len(problems)] for i in range(n)]
 
 

@@ -9,7 +9,7 @@ pytest.importorskip("math_verify", reason="the math verifier needs Math-Verify: 
 ray = pytest.importorskip("ray", reason="Ray is not installed: pip install ray==2.60.0")
 
 from proofgym.core import Verdict  # noqa: E402
-from proofgym.math import MathVerifier, builtin_problems, math_claim  # noqa: E402
+from proofgym.math import MathVerifier, builtin_math_problems, math_claim  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -27,7 +27,7 @@ def local_ray():
 
 @pytest.mark.slow  # starting a local Ray takes 20-30 s on 2 busy cores
 def test_ray_tasks_certify_every_gold_answer_and_refute_every_perturbed_one(local_ray):
-    problems = list(builtin_problems().values())[::5]
+    problems = list(builtin_math_problems().values())[::5]
     gold = [(p.answer, p.answer.strip("$")) for p in problems]
     wrong = [(p.answer, "\\frac{1}{7} + 1000003") for p in problems]
     def verify_batch(verifier: MathVerifier, pairs: list[tuple[str, str]], threads: int) -> list[dict]:

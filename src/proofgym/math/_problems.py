@@ -104,7 +104,7 @@ def write_problems(problems: Iterable[MathProblem], path: str | Path) -> Path:
     return path
 
 
-def builtin_problems() -> dict[str, MathProblem]:
+def builtin_math_problems() -> dict[str, MathProblem]:
     """The shipped problems (``proofgym/math/problems/builtin.jsonl``, made by :func:`generate_problems` with the
     defaults), by id."""
     return dict(_builtin())
@@ -119,7 +119,7 @@ def _builtin() -> tuple[tuple[str, MathProblem], ...]:
 def resolve_problems(source: str) -> dict[str, MathProblem]:
     """``"builtin"`` or a JSON Lines file, as problems by id (what the ``problems`` option of the math parser and
     environment names)."""
-    return builtin_problems() if source == "builtin" else load_problems(source)
+    return builtin_math_problems() if source == "builtin" else load_problems(source)
 
 
 def generate_problems(tasks: Sequence[str] = GENERATED_TASKS, *, per_task: int = GENERATED_PER_TASK,

@@ -3,7 +3,7 @@
 Math-Verify's own timeouts use ``SIGALRM``, which raises off the main thread (and a broad ``except`` around it then
 scores every answer 0). So they are always off here (``None``), and the wall-clock limit is the runtime's: run the
 verifier on the process executor (or Ray), which kills a worker whose call runs past ``runtime.timeout_s``, and the
-claim is ``INVALID`` (timeout), never wrong. See :func:`recommended_runtime_config`.
+claim is ``INVALID`` (timeout), never wrong. See :func:`math_runtime_config`.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from proofgym.runtime import RuntimeConfig
 from proofgym.verifiers import VerifierExample, VerifierKind
 
 VERIFIER_NAME = "math"
-INSTALL_HINT = "pip install 'proofgym[math]' (math-verify==0.9.0, latex2sympy2_extended==1.11.0)"
+MATH_INSTALL_HINT = "pip install 'proofgym[math]' (math-verify==0.9.0, latex2sympy2_extended==1.11.0)"
 # How much of each parsed form the evidence shows.
 _EVIDENCE_CHARS = 200
 _GOLD_CACHE = 4096
@@ -66,7 +66,7 @@ class MathVerifier:
 
     The evidence shows both texts and both parsed forms (``gold_parsed``, ``answer_parsed``: Math-Verify's SymPy
     objects as text, then the extracted strings). Math-Verify is always called with its timeouts off; the runtime's
-    executor enforces the wall clock (:func:`recommended_runtime_config`). Picklable, and stateless apart from a
+    executor enforces the wall clock (:func:`math_runtime_config`). Picklable, and stateless apart from a
     per-process cache of parsed gold answers (a GRPO group shares one gold).
     """
 
@@ -138,7 +138,7 @@ def _math_verify() -> Any:
         import math_verify.grader
         import math_verify.parser
     except ImportError as exc:
-        raise ImportError(f"the math verifier needs Math-Verify: {INSTALL_HINT}") from exc
+        raise ImportError(f"the math verifier needs Math-Verify: {MATH_INSTALL_HINT}") from exc
     # Its one-time warning that timeouts are off asks the caller to bring a timeout: the executor is that timeout.
     math_verify.grader.TIMEOUT_WARNING_SHOWN = math_verify.parser.TIMEOUT_WARNING_SHOWN = True
     return math_verify
@@ -161,7 +161,7 @@ def _shown(parsed: list[Any]) -> list[str]:
     return [str(item)[:_EVIDENCE_CHARS] for item in parsed]
 
 
-def recommended_runtime_config(*, workers: int | None = None, **overrides: Any) -> RuntimeConfig:
+def math_runtime_config(*, workers: int | None = None, **overrides: Any) -> RuntimeConfig:
     """A :class:`~proofgym.runtime.RuntimeConfig` for :class:`MathVerifier`: the process executor (its worker is
     killed at ``timeout_s``: the only timeout Math-Verify gets), one worker per core, batches of 8 (a verification
     takes milliseconds, and a hang costs the batch one bisection), and a 20 s limit that covers a worker's start-up
