@@ -6,16 +6,15 @@ import os
 import time
 from typing import Any, Mapping
 
-from proofgym.core import bounded_json, redact_url
 from proofgym.evaluation._config import EvalSection
 from proofgym.evaluation._errors import EvalError
 from proofgym.evaluation._report import SeedResult, achievements_of
+from proofgym.http import TaskAppClient, TaskAppError, session_of
 from proofgym.rollouts import invalid_reason
 from proofgym.traces import SessionTrace
 
-# The variables a task app reads its key from (proofgym.serve's), in the same order.
+# The variables a task app reads its key from (proofgym serve's), in the same order.
 _KEY_VARIABLES = ("ENVIRONMENT_API_KEY", "PROOFGYM_API_KEY", "ENV_API_KEY")
-_DETAIL_CHARS = 500
 
 
 def task_app_key(section: EvalSection) -> str | None:
@@ -33,25 +32,21 @@ def task_app_key(section: EvalSection) -> str | None:
     return None
 
 
-class TaskAppClient:
-    """An async client of one task app (``async with``); ``info()`` checks it, ``rollout()`` runs a seed."""
+class RemoteRollouts:
+    """An eval's rollouts on one task app (``async with``), through the one task-app client
+    (:class:`~proofgym.http.TaskAppClient`): ``info()`` checks the app, ``rollout()`` runs a seed (tried once: a
+    refused request or a lost connection is a ``failed`` result, never an exception)."""
 
     def __init__(self, section: EvalSection) -> None:
-        import httpx
-
         assert section.task_app_url is not None
         self.section = section
-        self.url = section.task_app_url.rstrip("/")
-        self.shown_url = redact_url(self.url)  # what messages say: never a credential the URL carries
-        key = task_app_key(section)
         read = None if section.max_time_s is None else section.max_time_s + 60.0
-        self._client = httpx.AsyncClient(
-            base_url=self.url, headers={} if key is None else {"X-API-Key": key},
-            timeout=httpx.Timeout(30.0, read=read, pool=None),
-            limits=httpx.Limits(max_connections=section.concurrency, max_keepalive_connections=section.concurrency))
-        self._errors = httpx.HTTPError
+        self._client = TaskAppClient(section.task_app_url, api_key=task_app_key(section),
+                                     concurrency=section.concurrency, timeout_s=read)
+        self.url = self._client.url
+        self.shown_url = self._client.shown_url  # what messages say: never a credential the URL carries
 
-    async def __aenter__(self) -> TaskAppClient:
+    async def __aenter__(self) -> RemoteRollouts:
         return self
 
     async def __aexit__(self, *exc: object) -> None:
@@ -60,32 +55,24 @@ class TaskAppClient:
     async def info(self) -> dict[str, Any]:
         """``GET /info``; raises :class:`EvalError` when the app is unreachable or refuses the key."""
         try:
-            response = await self._client.get("/info")
-        except self._errors as exc:
-            raise EvalError(f"eval.task_app_url: cannot reach the task app at {self.shown_url}: {exc}") from None
-        if response.status_code == 401:
-            raise EvalError(f"the task app at {self.shown_url} refused the API key (401): set ENVIRONMENT_API_KEY, or "
-                            "name the variable holding it in eval.api_key_env")
-        if response.status_code != 200:
-            raise EvalError(f"the task app at {self.shown_url} answered GET /info with {response.status_code}: "
-                            f"{response.text[:_DETAIL_CHARS]}")
-        return response.json()
+            return await self._client.info()
+        except TaskAppError as exc:
+            if exc.status is None:
+                raise EvalError(f"eval.task_app_url: {exc}") from None
+            if exc.status == 401:
+                raise EvalError(f"{exc}: set ENVIRONMENT_API_KEY, or name the variable holding it in "
+                                "eval.api_key_env") from None
+            raise EvalError(str(exc)) from None
 
     async def rollout(self, body: Mapping[str, Any], seed: int) -> tuple[SeedResult, SessionTrace | None]:
         """Run one rollout; a refused request or a lost connection is a ``failed`` result, never an exception."""
         started = time.monotonic()
-        try:
-            response = await self._client.post("/rollout", json=dict(body))
-        except self._errors as exc:
-            return SeedResult(seed, "failed", duration_s=time.monotonic() - started,
-                              error=f"{type(exc).__name__}: {exc}"), None
+        answer = await self._client.post_rollout(body)
         elapsed = time.monotonic() - started
-        if response.status_code != 200:
-            return SeedResult(seed, "failed", duration_s=elapsed,
-                              error=f"HTTP {response.status_code}: {_detail(response)}"), None
+        if answer.data is None:
+            return SeedResult(seed, "failed", duration_s=elapsed, error=answer.error), None
         try:
-            # A remote app is outside our control: its answer is held to the one rule for untrusted data.
-            return _read_response(bounded_json(response.json()), seed, elapsed)
+            return _read_response(answer.data, seed, elapsed)
         except (ValueError, KeyError, TypeError, IndexError, RecursionError) as exc:
             return SeedResult(seed, "failed", duration_s=elapsed,
                               error=f"the task app's answer is not a rollout response: {exc}"), None
@@ -117,9 +104,7 @@ def _read_response(data: Mapping[str, Any], seed: int, elapsed: float) -> tuple[
     trace = data.get("trace")
     session = None
     if isinstance(trace, Mapping) and "steps" in trace:
-        # A full trace: proofgym's session, and beside it (a task app of proofgym serve) the same session in the
-        # reference's v3 shape as ``session_trace``, dropped here; an older app's trace has no such key.
-        session = SessionTrace.from_dict({key: value for key, value in trace.items() if key != "session_trace"})
+        session = session_of(trace)
     tokens = None
     if session is not None:
         tokens = sum((call.prompt_tokens or 0) + (call.completion_tokens or 0)
@@ -159,11 +144,3 @@ def _invalid_reason(metrics: Mapping[str, Any], session: SessionTrace | None) ->
     if reason is not None:
         return str(reason)
     return None if session is None else invalid_reason(session)
-
-
-def _detail(response: Any) -> str:
-    try:
-        detail = response.json().get("detail")
-    except ValueError:
-        detail = None
-    return str(detail if detail is not None else response.text)[:_DETAIL_CHARS]

@@ -60,9 +60,9 @@ async def _evaluate(section: EvalSection, on_result: OnResult | None, judges: li
                     compute: ComputeSection | None = None) -> EvalReport:
     run_id = f"eval-{uuid.uuid4().hex[:12]}"
     if section.task_app_url is not None:
-        from proofgym.evaluation._remote import TaskAppClient, rollout_request
+        from proofgym.evaluation._remote import RemoteRollouts, rollout_request
 
-        async with TaskAppClient(section) as client:
+        async with RemoteRollouts(section) as client:
             info = await client.info()
             env_name = section.env_name or str(info.get("env_name"))
             if env_name != info.get("env_name"):

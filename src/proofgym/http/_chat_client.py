@@ -81,7 +81,7 @@ class RetryPolicy:
         """Seconds to wait after the failed attempt ``attempt`` (0-based)."""
         if retry_after_s is not None:
             return min(retry_after_s, self.max_retry_after_s)
-        ceiling = min(self.backoff_max_s, self.backoff_base_s * 2 ** attempt)
+        ceiling: float = min(self.backoff_max_s, self.backoff_base_s * 2 ** attempt)
         return ceiling / 2 + rng.uniform(0, ceiling / 2)
 
 

@@ -112,7 +112,14 @@ class TaskAppClient:
         if response.status_code != 200:
             raise TaskAppError(f"the task app at {self.shown_url} answered GET /info with {response.status_code}: "
                                f"{response.text[:DETAIL_CHARS]}", status=response.status_code)
-        return response.json()
+        try:
+            data = bounded_json(response.json())
+        except (ValueError, RecursionError):
+            data = None
+        if not isinstance(data, dict):
+            raise TaskAppError(f"the task app at {self.shown_url} answered GET /info with a body that is not a JSON "
+                               "object", status=200)
+        return data
 
     async def post_rollout(self, body: Mapping[str, Any]) -> RolloutAnswer:
         """``POST /rollout`` of ``body`` (within :attr:`tries`); never raises for what the app or the network does."""
