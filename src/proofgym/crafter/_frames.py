@@ -47,7 +47,8 @@ def write_frames(frames: list[Any], path: str | Path, *, scale: int = 4, duratio
         raise ValueError("no frames: the session was recorded without frames (env_config frames.store = true)")
     if not 1 <= scale <= 16:
         raise ValueError(f"scale must be from 1 to 16, got {scale}")
-    big = [frame.resize((frame.width * scale, frame.height * scale), Image.NEAREST) for frame in frames]
+    big = [frame.resize((frame.width * scale, frame.height * scale), Image.NEAREST)  # type: ignore[attr-defined]
+           for frame in frames]
     target = Path(path)
     if target.suffix.lower() == ".gif":
         big[0].save(target, save_all=True, append_images=big[1:], duration=duration_ms, loop=0)

@@ -104,10 +104,10 @@ def _ordered_world(world: type) -> type:
     """crafter's World with each chunk's objects in insertion order: crafter keeps them in plain sets, which
     iterate in memory-address order, so which creature it despawns would differ between runs of one seed."""
 
-    class OrderedWorld(world):  # type: ignore[misc, valid-type]
+    class OrderedWorld(world):  # type: ignore[misc]
         def reset(self, seed: Any = None) -> None:
             super().reset(seed)
-            self._chunks = collections.defaultdict(_OrderedSet)
+            self._chunks: collections.defaultdict[Any, _OrderedSet] = collections.defaultdict(_OrderedSet)
 
     return OrderedWorld
 
@@ -269,7 +269,7 @@ class CrafterWorld:
 
     @property
     def dead(self) -> bool:
-        return self.player.health <= 0
+        return bool(self.player.health <= 0)
 
     def inventory(self) -> dict[str, int]:
         return {name: int(count) for name, count in self.player.inventory.items()}

@@ -422,10 +422,10 @@ class ChatJudgeBase:
             results.append(ClaimResult(verdict, tuple(calls if isinstance(calls, list) else collected[key]), hit))
         self._counters.add("cache_hits", sum(cached))
         out = self._finish(items, plan, results)
-        for verdict in out:
+        for judged in out:
             self._counters.add("items")
-            if verdict.error_kind is not None:
-                self._counters.invalid(verdict.error_kind)
+            if judged.error_kind is not None:
+                self._counters.invalid(judged.error_kind)
         return out
 
     def metrics(self) -> dict[str, Any]:
@@ -575,7 +575,7 @@ class LLMJudge(ChatJudgeBase):
                 entry = given.get(c.id)
                 score = entry.get("score") if entry else None
                 on_scale = score is not None and c.scale.problem(score) is None
-                criteria.append(CriterionVerdict(c.id, float(score) if on_scale else None,
+                criteria.append(CriterionVerdict(c.id, float(score) if on_scale else None,  # type: ignore[arg-type]
                                                  str(entry.get("reason") or "") if entry else "", self.name))
         if not kinds and not all(c.valid for c in criteria):  # a cache entry without a criterion: never 0
             kinds.append(ErrorKind.MALFORMED.value)

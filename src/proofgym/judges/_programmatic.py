@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Sequence, TypeVar, overload
 
 from proofgym.core import ErrorKind, Registry
 from proofgym.judges._rubric import CRITERION_NAME_ATTRIBUTE, Criterion
@@ -67,13 +67,28 @@ def _callable(value: Any) -> Any:
 CRITERIA: Registry[CriterionFunction] = Registry("programmatic criterion", "proofgym.criteria", check=_callable)
 
 
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+@overload
+def register_criterion(name: str) -> Callable[[_F], _F]: ...
+
+
+@overload
+def register_criterion(name: str, function: _F) -> _F: ...
+
+
+@overload
+def register_criterion(name: str, function: str) -> str: ...
+
+
 def register_criterion(name: str, function: CriterionFunction | str | None = None) -> Any:
     """Register a programmatic criterion (a function, or a lazy ``"module:attribute"``); used bare it is a
     decorator: ``@register_criterion("name")``. A function registered here is known by ``name`` in verdicts and
     traces, also where a rubric passes it by object."""
     if function is None:
-        def decorator(fn: CriterionFunction) -> CriterionFunction:
-            return register_criterion(name, fn)  # type: ignore[no-any-return]
+        def decorator(fn: _F) -> _F:
+            return register_criterion(name, fn)
         return decorator
     CRITERIA.register(name, function)
     if not isinstance(function, str):

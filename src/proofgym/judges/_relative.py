@@ -145,7 +145,7 @@ class RelativeJudge(ChatJudgeBase):
                 entry = given.get(c.id) or {}
                 score = entry.get("score")
                 on_scale = score is not None and c.scale.problem(score) is None
-                criteria.append(CriterionVerdict(c.id, float(score) if on_scale else None,
+                criteria.append(CriterionVerdict(c.id, float(score) if on_scale else None,  # type: ignore[arg-type]
                                                  str(entry.get("reason") or ""), self.name))
         if not kinds and not all(c.valid for c in criteria):  # a stored verdict missing one: abstain, never 0
             kinds.append(ErrorKind.MALFORMED.value)

@@ -156,7 +156,7 @@ def blend(trace: SessionTrace, weights: RubricWeights, events: Sequence[LevelSco
     event_total: float | None = None
     if has_event_rubric:
         if events and all(e.valid for e in events):
-            event_total = sum(float(e.total) for e in events)  # type: ignore[arg-type]
+            event_total = sum(float(e.total) for e in events)  # type: ignore[arg-type, misc]
         elif events:
             abstained.append("event")
         else:

@@ -24,7 +24,7 @@ import functools
 import re
 from typing import Iterable, Literal
 
-from proofgym.envs import DIFFICULTIES
+from proofgym.envs import DIFFICULTIES as DIFFICULTIES  # re-exported by proofgym.verilog
 from proofgym.verilog._problem import Problem
 from proofgym.verilog._problem_loader import header_end
 

@@ -195,7 +195,7 @@ class VerilogEnv(ToolEnv):
         self._shares = self.config.rewards.shares()
         self._problem: Problem | None = None
         self._workspace: str | None = None
-        self._cleanup: weakref.finalize | None = None
+        self._cleanup: weakref.finalize[..., Any] | None = None
         # The design files as written to the workspace (this environment is their only writer): the
         # design is read from here, not scanned and read back from disk on every step.
         self._files: dict[str, str] = {}

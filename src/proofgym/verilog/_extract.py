@@ -75,9 +75,9 @@ class VerilogParser:
 def _extract_design(text: str) -> str:
     blocks = [block for block in _fenced_blocks(text) if _TOP_HEADER.search(block)]
     if blocks:
-        headers = sum(len(_TOP_HEADER.findall(block)) for block in blocks)
-        if headers > 1:
-            raise Rejection("multiple_designs", f"{headers} definitions of TopModule; exactly one is allowed")
+        count = sum(len(_TOP_HEADER.findall(block)) for block in blocks)
+        if count > 1:
+            raise Rejection("multiple_designs", f"{count} definitions of TopModule; exactly one is allowed")
         design = blocks[0]
         if not _ENDMODULE.search(design, _TOP_HEADER.search(design).end()):  # type: ignore[union-attr]
             raise Rejection("no_design", "the TopModule definition has no endmodule")

@@ -39,6 +39,7 @@ import re
 import secrets
 import shlex
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -416,7 +417,7 @@ def _decide(run: _DesignRun, result: SandboxResult, phases: _Phases, expected: i
                    components=graded, timings=_timings(start, timings), reason="pass")
 
 
-def _failed_phase(name: str, phases: _Phases, logs: dict[str, str], refuted: Any, start: float,
+def _failed_phase(name: str, phases: _Phases, logs: dict[str, str], refuted: Callable[..., Verdict], start: float,
                   timings: dict[str, float]) -> Verdict:
     status = phases.statuses[name]
     log, raw = logs.get(name, ""), phases.logs.get(name, "")

@@ -93,7 +93,8 @@ def limit_from_status(status: int | None) -> str | None:
     if status is None:
         return None
     signum = -status if status < 0 else status - 128 if status > 128 else 0
-    return {signal.SIGXCPU: "cpu", signal.SIGXFSZ: "file_size"}.get(signum)
+    limits: dict[int, str] = {signal.SIGXCPU: "cpu", signal.SIGXFSZ: "file_size"}
+    return limits.get(signum)
 
 
 class Sandbox:
