@@ -6,7 +6,7 @@ import os
 import subprocess
 import sys
 
-from proofgym.evaluation._ray_rollouts import remove_orphaned_actor_dirs
+from proofgym.evaluation import remove_orphaned_actor_dirs
 
 
 def test_folders_of_actors_whose_process_is_gone_are_removed_and_the_rest_left(tmp_path):

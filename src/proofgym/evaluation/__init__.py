@@ -14,6 +14,7 @@ from proofgym.evaluation._config import (
 )
 from proofgym.evaluation._errors import EvalError
 from proofgym.evaluation._judges import EvalJudge, EvalJudgeConfig, build_judges
+from proofgym.evaluation._ray_rollouts import RayRollouts, RayTaskApps, remove_orphaned_actor_dirs
 from proofgym.evaluation._report import EvalReport, SeedResult
 from proofgym.evaluation._runner import evaluate, run_eval
 
@@ -26,11 +27,14 @@ __all__ = [
     "EvalPolicyConfig",
     "EvalReport",
     "EvalSection",
+    "RayRollouts",
+    "RayTaskApps",
     "SeedResult",
     "build_judges",
     "evaluate",
     "load_eval_config",
     "parse_eval_config",
     "parse_seeds",
+    "remove_orphaned_actor_dirs",
     "run_eval",
 ]

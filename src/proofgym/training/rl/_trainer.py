@@ -115,7 +115,7 @@ class RLTrainer:
         compute = config.compute
         url: str | None
         if compute is not None and compute.on_ray:
-            from proofgym.evaluation._ray_rollouts import RayTaskApps
+            from proofgym.evaluation import RayTaskApps
 
             self.ray_apps = RayTaskApps(local, env_config=config.rollout.env_options(), compute=compute,
                                         concurrency=config.concurrency,
