@@ -45,6 +45,7 @@ class FakeTaskApp:
     in_flight: int = 0
     peak: int = 0
     info_status: int = 200
+    info_body: Any = None
 
     def __post_init__(self) -> None:
         self.lock = threading.Lock()
@@ -59,7 +60,7 @@ class FakeTaskApp:
             self.keys.append(request.headers.get("x-api-key"))
             if self.info_status != 200:
                 return JSONResponse({"detail": "no"}, status_code=self.info_status)
-            return JSONResponse({"env_name": "grant_eligibility"})
+            return JSONResponse({"env_name": "grant_eligibility"} if self.info_body is None else self.info_body)
 
         @app.post("/rollout")
         async def rollout(request: Request) -> Response:
@@ -133,6 +134,17 @@ def test_info_refused_is_one_error_with_the_status(task_app, status, words):
     with pytest.raises(TaskAppError, match=words) as caught:
         run(main)
     assert caught.value.status == status
+
+
+def test_an_info_answer_that_is_not_a_json_object_is_one_error(task_app):
+    task_app.info_body = ["grant_eligibility"]
+
+    async def main():
+        async with TaskAppClient(task_app.url) as client:
+            await client.info()
+
+    with pytest.raises(TaskAppError, match="answered GET /info with a body that is not a JSON object"):
+        run(main)
 
 
 def test_an_unreachable_app_is_named_without_its_credentials():
