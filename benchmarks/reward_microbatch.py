@@ -51,8 +51,9 @@ def completion(index: int) -> str:
 
 def serve(port: int, batch_window_s: float, args: argparse.Namespace) -> None:
     """The server process: ``serve_reward`` over the grant domain's parser and shaper, the stub as its verifier."""
-    from proofgym.integrations import domain_run_config, serve_reward
-    from proofgym.integrations._openrlhf import DEFAULT_MAX_CONNECTIONS
+    from proofgym.integrations import domain_run_config
+    from proofgym.reward_server import serve_reward
+    from proofgym.reward_server._app import DEFAULT_MAX_CONNECTIONS
     from proofgym.rewards import ErrorBudget, RewardFunction
     from proofgym.runtime import RuntimeConfig, VerificationRuntime
 

@@ -117,7 +117,7 @@ def main() -> None:
     import httpx
     import torch
 
-    from proofgym.serve import GenerationBackend, create_model_app, load_model
+    from proofgym.model_server import GenerationBackend, create_model_app, load_model
 
     torch.set_num_threads(args.threads)
     started = time.perf_counter()

@@ -45,7 +45,7 @@ def child(scenario: str, count: int, warmup: int, steps: int, env_only: bool = F
     their environment work in-process instead, with no app)."""
     from proofgym.domains import gold_completion
     from proofgym.envs import make
-    from proofgym.serve import create_app
+    from proofgym.taskapp import create_app
 
     if scenario == "grant":
         env, config = "grant_eligibility", {}

@@ -29,11 +29,11 @@ from proofgym.domains import build_dataset, get_domain, gold_completion
 from proofgym.integrations import (
     compute_score,
     compute_score_batch,
-    create_reward_app,
     domain_run_config,
     reward_function_for_run_config,
     trl_reward_function,
 )
+from proofgym.reward_server import create_reward_app
 
 DOMAIN = "grant_eligibility"
 

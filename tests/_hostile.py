@@ -25,7 +25,7 @@ escapes, which is what a client sends). The classes (:data:`CLASSES`):
 
 A case may say what must happen (``expect``): ``"accepted"`` (a 200), or the ``detail`` type of the refusal
 (``"json_too_deep"``, ``"json_integer_too_long"``); otherwise only that the app stays well behaved: under
-500, a JSON body, no traceback (what every case is checked for, in tests/serve/test_hostile_bodies.py for
+500, a JSON body, no traceback (what every case is checked for, in tests/taskapp/test_hostile_bodies.py for
 every task app and tests/integrations/test_hostile_reward_bodies.py for the OpenRLHF reward server).
 """
 

@@ -6,11 +6,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from proofgym.serve import BackgroundServer
+from proofgym.http import BackgroundServer
 
 
 class ThreadedServer(BackgroundServer):
-    """:class:`proofgym.serve.BackgroundServer` on loopback, with the tests' time limits, started on ``with``.
+    """:class:`proofgym.http.BackgroundServer` on loopback, with the tests' time limits, started on ``with``.
 
     ``start`` waits up to ``start_timeout_s`` for uvicorn to be up and raises ``RuntimeError`` naming ``what``
     otherwise; ``stop`` waits up to ``stop_timeout_s``.

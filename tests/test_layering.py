@@ -30,7 +30,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("domains", "verilog", "crafter", "math"),        # concrete environments (with their parsers and verifiers)
     ("policies",),                                    # what acts in an environment
     ("rollouts",),                                    # one episode, env x policy -> trace
-    ("serve",),                                       # the task app and reward server
+    ("taskapp", "model_server", "reward_server"),     # the servers: task app, serve-model, serve-reward
     ("evaluation",),                                  # eval runs, local and against a task app
     ("training", "view"),                             # training (compact loop, demo, multi-step RL); the viewer
     ("integrations",),                                # TRL, veRL, OpenRLHF

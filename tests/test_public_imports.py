@@ -1,7 +1,7 @@
 """No package reaches into another package's private modules: across packages, only public names are imported.
 
 A private module is one whose name starts with ``_`` (``proofgym.core._limits``). Inside its own package it is
-imported freely; from any other package (``proofgym.serve``, or the top-level modules ``proofgym/__init__.py``
+imported freely; from any other package (``proofgym.taskapp``, or the top-level modules ``proofgym/__init__.py``
 and ``proofgym/testing.py``) the name must come from the owning package's ``__init__`` instead
 (``from proofgym.core import MAX_DEPTH``). Computed from the source like ``tests/test_layering.py``: every
 ``import`` / ``from ... import`` counts, inside functions and under ``TYPE_CHECKING`` too, and so do
@@ -74,7 +74,7 @@ def test_no_package_imports_another_packages_private_module():
 
 def test_a_reintroduced_private_import_is_caught(tmp_path):
     copy = copy_source(tmp_path)
-    guard = copy / "serve" / "_guard.py"
+    guard = copy / "http" / "_guard.py"
     lines = len(guard.read_text(encoding="utf-8").splitlines())
     guard.write_text(guard.read_text(encoding="utf-8")
                      + "\n\ndef _late():\n    from proofgym.core._limits import MAX_DEPTH\n"
@@ -83,8 +83,8 @@ def test_a_reintroduced_private_import_is_caught(tmp_path):
                      + "    from proofgym.core import MAX_DEPTH, _limits\n"
                      + "    from ._json import json_bytes\n", encoding="utf-8")
     assert private_cross_imports(copy) == [
-        f"proofgym/serve/_guard.py:{lines + 4}: serve imports proofgym.core._limits",
-        f"proofgym/serve/_guard.py:{lines + 8}: serve imports proofgym.training._average",
-        f"proofgym/serve/_guard.py:{lines + 9}: serve imports proofgym.core._text",
-        f"proofgym/serve/_guard.py:{lines + 10}: serve imports proofgym.core._limits",
+        f"proofgym/http/_guard.py:{lines + 4}: http imports proofgym.core._limits",
+        f"proofgym/http/_guard.py:{lines + 8}: http imports proofgym.training._average",
+        f"proofgym/http/_guard.py:{lines + 9}: http imports proofgym.core._text",
+        f"proofgym/http/_guard.py:{lines + 10}: http imports proofgym.core._limits",
     ]

@@ -69,8 +69,8 @@ def test_the_cli_slow_client_defaults_are_the_servers():
 
     from proofgym.cli._serve import serve_command
     from proofgym.cli._train import serve_reward_command
-    from proofgym.integrations import _openrlhf
-    from proofgym.serve import _timeouts
+    from proofgym.reward_server import _app as reward_app
+    from proofgym.http import _timeouts
 
     def defaults(command):
         return {name: p.default.default for name, p in inspect.signature(command).parameters.items()
@@ -79,7 +79,7 @@ def test_the_cli_slow_client_defaults_are_the_servers():
     assert defaults(serve_command) == {"header_timeout_s": _timeouts.DEFAULT_HEADER_TIMEOUT_S,
                                        "body_timeout_s": _timeouts.DEFAULT_BODY_TIMEOUT_S,
                                        "max_connections": _timeouts.DEFAULT_MAX_CONNECTIONS}
-    assert defaults(serve_reward_command) == {"header_timeout_s": _openrlhf.DEFAULT_HEADER_TIMEOUT_S,
-                                              "body_timeout_s": _openrlhf.DEFAULT_BODY_TIMEOUT_S,
-                                              "max_connections": _openrlhf.DEFAULT_MAX_CONNECTIONS}
-    assert _openrlhf.DEFAULT_HEADER_TIMEOUT_S == _timeouts.DEFAULT_HEADER_TIMEOUT_S
+    assert defaults(serve_reward_command) == {"header_timeout_s": reward_app.DEFAULT_HEADER_TIMEOUT_S,
+                                              "body_timeout_s": reward_app.DEFAULT_BODY_TIMEOUT_S,
+                                              "max_connections": reward_app.DEFAULT_MAX_CONNECTIONS}
+    assert reward_app.DEFAULT_HEADER_TIMEOUT_S == _timeouts.DEFAULT_HEADER_TIMEOUT_S

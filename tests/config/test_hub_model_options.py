@@ -44,7 +44,7 @@ def load_offline(hf_home: Path, code: str) -> subprocess.CompletedProcess[str]:
 
 
 @pytest.mark.parametrize("code", [
-    f"from proofgym.serve import load_model; print(load_model({CACHED!r}).name)",
+    f"from proofgym.model_server import load_model; print(load_model({CACHED!r}).name)",
     f"from proofgym.policies import build_policy; print(build_policy('hf', {{'model': {CACHED!r}, "
     f"'tokenizer': {CACHED!r}}}).model_name)",
 ], ids=["serve-model's loader", "the hf policy"])

@@ -8,7 +8,7 @@ import base64
 
 import pytest
 from evaluation._support import ThreadedTaskApp
-from serve._support import ScriptedModelServer, only_environment_api_key
+from taskapp._support import ScriptedModelServer, only_environment_api_key
 
 from proofgym.evaluation import EvalError, parse_eval_config, run_eval
 from proofgym.policies import read_frame

@@ -9,7 +9,7 @@ import json
 import pytest
 # key: that test's autouse fixture (ENVIRONMENT_API_KEY set to KEY, the other key variables cleared), used here too
 from evaluation.test_the_reference_eval_files_run_as_written import KEY, key, pointed_here, reference_file  # noqa: F401
-from serve._support import ScriptedModelServer, TaskAppProcess
+from taskapp._support import ScriptedModelServer, TaskAppProcess
 from typer.testing import CliRunner
 
 from proofgym.cli import app

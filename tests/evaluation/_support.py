@@ -8,7 +8,7 @@ from typing import Any
 
 from _threaded_server import ThreadedServer
 
-from proofgym.serve import create_app
+from proofgym.taskapp import create_app
 
 
 def toml_value(value: Any) -> str:

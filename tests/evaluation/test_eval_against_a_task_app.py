@@ -2,7 +2,7 @@ import json
 
 import pytest
 from _judge import requires_judge
-from serve._support import only_environment_api_key
+from taskapp._support import only_environment_api_key
 from typer.testing import CliRunner
 
 from proofgym.cli import app

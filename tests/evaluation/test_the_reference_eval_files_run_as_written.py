@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 from _judge import requires_judge
-from serve._support import SUBMIT, ScriptedModelServer, TaskAppProcess, only_environment_api_key, write_file
+from taskapp._support import SUBMIT, ScriptedModelServer, TaskAppProcess, only_environment_api_key, write_file
 from typer.testing import CliRunner
 
 from proofgym.cli import app

@@ -20,7 +20,7 @@ from _threaded_server import ThreadedServer  # noqa: E402
 from proofgym.judges import RUBRIC_SETS, LLMJudge, RubricScorer  # noqa: E402
 from proofgym.policies import ScriptedPolicy  # noqa: E402
 from proofgym.rollouts import run_rollout  # noqa: E402
-from proofgym.serve import GenerationBackend, create_model_app, load_model  # noqa: E402
+from proofgym.model_server import GenerationBackend, create_model_app, load_model  # noqa: E402
 
 AND_GATE = ("// y is the AND of the two inputs\nmodule TopModule(input a, input b, output out);\n"
             "  assign out = a & b;\nendmodule\n")

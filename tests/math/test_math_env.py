@@ -91,7 +91,7 @@ def test_the_shipped_config_file_is_the_environment_s_reward_path():
 
 @pytest.mark.slow  # a task app subprocess and its verifier worker start: about 30 s on 2 busy cores
 def test_math_is_served_and_evaluated(tmp_path):
-    from serve._support import TaskAppProcess, rollout_body
+    from taskapp._support import TaskAppProcess, rollout_body
 
     with TaskAppProcess("math", traces=tmp_path / "traces.db") as app:
         with app.client() as client:

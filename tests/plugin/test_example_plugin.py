@@ -54,7 +54,7 @@ def test_a_run_config_validates_the_plugins_options_where_the_kind_is_defined(tm
 
 
 def test_proofgym_serve_serves_the_plugins_environment(tmp_path):
-    sys.path.insert(0, str(ROOT / "tests" / "serve"))
+    sys.path.insert(0, str(ROOT / "tests" / "taskapp"))
     try:
         from _support import TaskAppProcess
     finally:

@@ -12,7 +12,7 @@ from proofgym.core import Claim, Outcome, Verdict
 from proofgym.domains import default_run_config
 from proofgym.runtime import LRUVerdictCache, RuntimeConfig, VerificationRuntime
 from proofgym.runtime._cache import estimated_bytes
-from proofgym.serve import create_app
+from proofgym.taskapp import create_app
 from proofgym.testing import FakeVerifier
 
 

@@ -15,7 +15,7 @@ pytest.importorskip("jinja2", reason="the viewer needs jinja2: pip install -e '.
 
 from fastapi.testclient import TestClient  # noqa: E402
 
-from proofgym.serve import ServeError  # noqa: E402
+from proofgym.http import ServeError  # noqa: E402
 from proofgym.traces import TraceStore  # noqa: E402
 from proofgym.view import CONTENT_SECURITY_POLICY, ViewError, create_view_app, export_run, serve_view  # noqa: E402
 

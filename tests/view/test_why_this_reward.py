@@ -15,7 +15,7 @@ pytest.importorskip("jinja2", reason="the viewer needs jinja2: pip install -e '.
 
 from _judge import judge_problem  # noqa: E402
 from fastapi.testclient import TestClient  # noqa: E402
-from serve._support import ScriptedModelServer  # noqa: E402
+from taskapp._support import ScriptedModelServer  # noqa: E402
 
 from proofgym.traces import TraceStore  # noqa: E402
 from proofgym.view import create_view_app  # noqa: E402

@@ -92,7 +92,7 @@ def serve_command(
     --forbid-env-override names them. With --judges (or --rubric), every rollout is scored with rubrics and
     answered with the blended reward and each decision's verdicts.
     """
-    from proofgym.serve import DEFAULT_POLICIES, ServeError, serve
+    from proofgym.taskapp import DEFAULT_POLICIES, ServeError, serve
 
     try:
         config = load_env_config(env_config) if env_config is not None else None

@@ -40,7 +40,8 @@ def serve_model_command(
     """
     import os
 
-    from proofgym.serve import ServeError, api_key_from_env, serve_model
+    from proofgym.http import api_key_from_env
+    from proofgym.model_server import ServeError, serve_model
 
     if api_key_env is not None:
         api_key = (os.environ.get(api_key_env) or "").strip() or None

@@ -1,4 +1,4 @@
-"""The slow-client options ``proofgym serve`` and ``proofgym serve-reward`` share (see proofgym.serve._timeouts)."""
+"""The slow-client options ``proofgym serve`` and ``proofgym serve-reward`` share (see proofgym.http._timeouts)."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ from typing import Any
 
 import typer
 
-# The defaults are the servers' (proofgym.serve._timeouts, proofgym.integrations._openrlhf), written out:
-# importing proofgym.serve here would load FastAPI with every CLI command (tests/cli/test_serve_command.py
+# The defaults are the servers' (proofgym.http._timeouts, proofgym.reward_server._app), written out:
+# importing proofgym.taskapp here would load FastAPI with every CLI command (tests/cli/test_serve_command.py
 # checks that they agree).
 
 

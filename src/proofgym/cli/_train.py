@@ -141,7 +141,7 @@ def serve_reward_command(
     1024) must be at least the samples it awaits rewards for at once (beyond it they get 503 and retry a second
     later); the open-file limit is raised to hold them, or the cap lowered under it with a warning.
     """
-    from proofgym.integrations import reward_api_key, serve_reward
+    from proofgym.reward_server import reward_api_key, serve_reward
 
     if not math.isfinite(invalid_fill):
         fail("--invalid-fill must be a finite number")

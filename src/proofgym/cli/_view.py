@@ -27,7 +27,7 @@ def view_command(
 ) -> None:
     """Open a read-only web viewer of a trace store: runs, sessions, and why each reward is what it is."""
     try:
-        from proofgym.serve import ServeError
+        from proofgym.http import ServeError
         from proofgym.traces import DEFAULT_PATH, TraceStore, TraceStoreError
         from proofgym.view import ViewError, export_run, serve_view
     except ImportError as exc:
@@ -47,7 +47,7 @@ def view_command(
             raise typer.Exit(2) from None
         typer.echo(f"wrote {result.sessions} sessions of run {run} to {result.out_dir}; open {result.index}")
         return
-    from proofgym.serve import api_key_from_env
+    from proofgym.http import api_key_from_env
 
     try:
         serve_view(location, run_dirs=run_dirs, host=host, port=port, api_key=api_key_from_env(),

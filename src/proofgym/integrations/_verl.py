@@ -23,8 +23,7 @@ import os
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from proofgym.integrations._labels import label_text
-from proofgym.integrations._metrics import item_breakdown
+from proofgym.rewards import item_breakdown, label_text
 from proofgym.integrations._run_config_source import reward_function_for_run_config
 
 CONFIG_ENV = "PROOFGYM_RUN_CONFIG"

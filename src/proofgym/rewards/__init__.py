@@ -8,6 +8,7 @@ from proofgym.rewards._function import (
     RewardStats,
     ScoredItem,
 )
+from proofgym.rewards._labels import label_text
 from proofgym.rewards._metrics import COMPONENTS, batch_metrics, item_breakdown, last_runtime_metrics
 from proofgym.rewards._reference import Reference
 from proofgym.rewards._shaper import DefaultRewardShaper, InvalidVerdictError, ShapedReward, rule_mention_credit
@@ -28,6 +29,7 @@ __all__ = [
     "ShaperWeights",
     "batch_metrics",
     "item_breakdown",
+    "label_text",
     "last_runtime_metrics",
     "rule_mention_credit",
 ]

@@ -14,7 +14,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from proofgym.serve import key_matches, presented_key
+from proofgym.http import key_matches, presented_key
 from proofgym.traces import TraceStore, TraceStoreError, TraceValidationError
 from proofgym.view._site import Links, Site, ViewError
 

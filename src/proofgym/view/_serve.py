@@ -6,7 +6,7 @@ import os
 from typing import Callable, Iterable
 
 from proofgym.core import redact_url
-from proofgym.serve import API_KEY_ENV_VARS, ServeError, api_key_from_env, is_loopback, redacted_logs, uvicorn_limits
+from proofgym.http import API_KEY_ENV_VARS, ServeError, api_key_from_env, is_loopback, redacted_logs, uvicorn_limits
 from proofgym.traces import TraceStoreError
 
 DEFAULT_PORT = 8765

@@ -70,7 +70,7 @@ def build_policy_models(name: str, *, trainer_mode: str, lora: Any, seed: int, c
         context = _TINY_CONTEXT
         use_lora = False
     else:
-        from proofgym.serve import load_model
+        from proofgym.model_server import load_model
 
         try:
             loaded = load_model(name, device="cuda" if torch.cuda.is_available() else "cpu")
@@ -99,7 +99,8 @@ class PolicyServer:
 
     def __init__(self, models: PolicyModels, *, max_batch_size: int = 16, max_tokens_limit: int = 256,
                  host: str = "127.0.0.1") -> None:
-        from proofgym.serve import BackgroundServer, GenerationBackend, LoadedModel, create_model_app
+        from proofgym.http import BackgroundServer
+        from proofgym.model_server import GenerationBackend, LoadedModel, create_model_app
 
         self.models = models
         self.backend = GenerationBackend(LoadedModel(models.served, models.tokenizer, models.name,

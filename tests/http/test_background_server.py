@@ -1,0 +1,38 @@
+"""``BackgroundServer``: an app on a thread of this process, its URL known before it starts, its port freed on close."""
+
+from __future__ import annotations
+
+import socket
+
+import httpx
+import pytest
+from fastapi import FastAPI
+
+from proofgym.http import BackgroundServer
+
+
+def _app() -> FastAPI:
+    app = FastAPI()
+
+    @app.get("/ping")
+    def ping() -> dict[str, str]:
+        return {"pong": "yes"}
+
+    return app
+
+
+def test_it_serves_on_the_port_it_took_and_frees_it_on_close():
+    server = BackgroundServer(_app(), lifespan="off")
+    assert server.url == f"http://127.0.0.1:{server.port}" and server.loopback
+    with server.start():
+        assert server.running
+        assert httpx.get(f"{server.url}/ping", timeout=10).json() == {"pong": "yes"}
+    server.close()  # idempotent
+    assert not server.running
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", server.port))  # the port is free again
+
+
+def test_an_address_it_cannot_listen_on_is_named():
+    with pytest.raises(OSError, match="cannot listen on 192.0.2.1"):
+        BackgroundServer(_app(), host="192.0.2.1")
