@@ -450,12 +450,15 @@ def test_a_lora_run_samples_and_scores_through_proofgyms_engine(tiny, tmp_path, 
     used = []
     for name in ("sample_token_ids", "shared_prompt_logprobs"):
         real = getattr(training, name)
-        monkeypatch.setattr(training, name, lambda *a, _real=real, _name=name, **k: used.append(_name) or _real(*a, **k))
+        monkeypatch.setattr(training, name,
+                            lambda *a, _real=real, _name=name, **k: used.append(_name) or _real(*a, **k))
     model, tokenizer = tiny
     run = _run(tmp_path, kl_beta=0.05, updates_per_generation=2)
-    run = run.model_copy(update={"training": run.training.model_copy(update={"lora": parse_run_config({
+    lora = parse_run_config({
         **DEMO_RUN_CONFIG, "training": {"model": "proofgym:tiny", "dataset": {"domain": "grant_eligibility"},
-                                     "lora": {"r": 4, "alpha": 8, "target_modules": ["q_proj", "v_proj"]}}}).training.lora})})
+                                        "lora": {"r": 4, "alpha": 8, "target_modules": ["q_proj", "v_proj"]}},
+    }).training.lora
+    run = run.model_copy(update={"training": run.training.model_copy(update={"lora": lora})})
     rows, _ = training_rows(run, run.training, tokenizer)
     trainer = build_grpo_trainer(run, model, rows, tokenizer=tokenizer, config_overrides={"disable_tqdm": True})
     try:

@@ -125,8 +125,9 @@ def test_a_grpo_step_with_the_environment_factory_on_the_tiny_model(grant, tiny,
     model, tokenizer = tiny
     tokenizer.chat_template = qwen2_5_chat_template  # a template TRL can render and parse tool calls with
     data = default_run_config("grant_eligibility").model_dump()
-    data["training"] = {"model": "proofgym:tiny", "dataset": {"domain": "grant_eligibility"}, "output_dir": str(tmp_path),
-                     "grpo": {"group_size": 2, "batch_size": 2, "steps": 1, "max_completion_length": 12}}
+    data["training"] = {"model": "proofgym:tiny", "dataset": {"domain": "grant_eligibility"},
+                        "output_dir": str(tmp_path),
+                        "grpo": {"group_size": 2, "batch_size": 2, "steps": 1, "max_completion_length": 12}}
     trainer = build_grpo_trainer(parse_run_config(data), model, grant.rows(range(8)), tokenizer=tokenizer,
                                  extra_reward_funcs=[grant.reward_func], environment_factory=grant.factory,
                                  config_overrides={"disable_tqdm": True})

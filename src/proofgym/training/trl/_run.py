@@ -313,7 +313,8 @@ def curriculum(train: TrainingSection, rows: list[dict[str, Any]]) -> Any:
                             replay_weighting=settings.replay_weighting)
 
 
-def warm_up(run: RunConfig, train: TrainingSection, model: Any, tokenizer: Any, rows: list[dict[str, Any]]) -> list[float]:
+def warm_up(run: RunConfig, train: TrainingSection, model: Any, tokenizer: Any,
+            rows: list[dict[str, Any]]) -> list[float]:
     """The format warm-up of ``training.warmup`` (see :class:`~proofgym.config.WarmupSection`); the losses."""
     from proofgym.training import SFTConfig, sft_warmup
 
@@ -355,7 +356,8 @@ def _check_domains(train: TrainingSection) -> None:
     """Fail before the model loads when a dataset names a domain that is not shipped."""
     from proofgym.domains import domain_names
 
-    for where, name in (("training.dataset.domain", train.dataset.domain), ("training.heldout.domain", train.heldout.domain)):
+    for where, name in (("training.dataset.domain", train.dataset.domain),
+                        ("training.heldout.domain", train.heldout.domain)):
         if name is not None and name not in domain_names():
             raise ConfigError(f"{where}: unknown domain {name!r}; known domains: {', '.join(domain_names())}")
 
