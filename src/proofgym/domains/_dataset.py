@@ -6,7 +6,7 @@ import functools
 import json
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from proofgym.domains._domain import Domain, Record
 from proofgym.domains._messages import build_prompt_messages, build_prompt_text
@@ -113,4 +113,4 @@ def _certified_decision(domain: Domain, report: Mapping[str, Any], facts: Mappin
             f"domain {domain.name!r}: the rule kernel certified no decision for {dict(facts)!r} "
             f"(status {report.get('status')!r}, rejected facts {rejected})"
         )
-    return decision
+    return cast(str, decision)

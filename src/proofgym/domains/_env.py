@@ -13,7 +13,8 @@ from __future__ import annotations
 import functools
 import math
 import weakref
-from typing import Any, Callable
+from collections.abc import Mapping
+from typing import Any, Callable, cast
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -32,7 +33,7 @@ from proofgym.envs import (
     validated_env_config,
 )
 from proofgym.rewards import RewardFunction
-from proofgym.runtime import InProcessExecutor
+from proofgym.runtime import InProcessExecutor, VerificationRuntime
 
 ANSWER_TOOL = answer_tool(
     "Submit your complete answer (reasoning and decision block, in the format the instructions give); "
@@ -161,7 +162,8 @@ class RulebookEnv(SingleAnswerEnv):
 
     def _judge(self, item: Any) -> dict[str, Any]:
         # The default (claimed decision, correct, passed, gold), and the rule branch the record exercises.
-        return {**super()._judge(item), "branch": self.task.reference["branch"]}
+        example = cast(Mapping[str, Any], self.task.reference)  # the record's example: always set
+        return {**super()._judge(item), "branch": example["branch"]}
 
 
 def balance_period(domain: Domain) -> int:
@@ -205,7 +207,7 @@ def verification_cache_usage() -> list[dict[str, Any]]:
     (estimated), ``max_bytes`` and ``evictions``. What a task app reports in ``/info``."""
     usage = []
     for (domain, run_config), reward_function in list(_SHARED.items()):
-        metrics = reward_function.runtime.metrics()
+        metrics = cast(VerificationRuntime, reward_function.runtime).metrics()
         usage.append({"domain": domain, "run_config": None if run_config is None else run_config[0],
                       "entries": metrics.cache_entries, "approx_bytes": metrics.cache_bytes,
                       "max_bytes": metrics.cache_max_bytes, "evictions": metrics.cache_evictions})

@@ -98,7 +98,7 @@ def _ltv(f: Mapping[str, Any]) -> float | None:
 
 
 def _covered(f: Mapping[str, Any]) -> bool:
-    return f["collateral_value"] >= f["loan_amount"]
+    return bool(f["collateral_value"] >= f["loan_amount"])
 
 
 _HOLDS: dict[str, Callable[[Mapping[str, Any]], bool]] = {
@@ -106,11 +106,11 @@ _HOLDS: dict[str, Callable[[Mapping[str, Any]], bool]] = {
     "dti_over_limit": lambda f: f["debt_to_income_ratio"] > 0.43,
     "subprime_credit": lambda f: f["credit_score"] < 580,
     "unemployed_uncovered": lambda f: f["employment_status"] == "unemployed" and not _covered(f),
-    "ltv_over_limit": lambda f: f["loan_type"] in _SECURED and (_ltv(f) is None or _ltv(f) > 0.95),
+    "ltv_over_limit": lambda f: f["loan_type"] in _SECURED and ((ltv := _ltv(f)) is None or ltv > 0.95),
     "near_prime_credit": lambda f: 580 <= f["credit_score"] < 670,
     "thin_credit_history": lambda f: f["credit_history_months"] < 24,
     "many_existing_loans": lambda f: f["existing_loans"] >= 4,
-    "high_ltv": lambda f: f["loan_type"] in _SECURED and _ltv(f) is not None and _ltv(f) > 0.8,
+    "high_ltv": lambda f: f["loan_type"] in _SECURED and (ltv := _ltv(f)) is not None and ltv > 0.8,
     "purpose_mismatch": lambda f: f["loan_type"] != "personal" and f["loan_purpose"] not in _PURPOSES[f["loan_type"]],
     "short_employment": lambda f: f["employment_status"] in ("employed", "self_employed") and f["employment_years"] < 2,
     "large_uncovered_amount": lambda f: not _covered(f) and f["loan_amount"] > 0.5 * f["annual_income"],

@@ -38,6 +38,7 @@ class DomainSpec:
         if not self.decisions:
             raise ValueError(f"DomainSpec {self.name!r} lists no decisions")
         parser = self.parser()  # rejects bad tags and keys
+        assert parser.decisions is not None  # a parser given decisions keeps them
         if len(parser.decisions) != len(self.decisions):
             raise ValueError(f"DomainSpec {self.name!r} has decisions that differ only in case or spacing")
         facts = dict.fromkeys(self.facts, 0)
@@ -45,6 +46,7 @@ class DomainSpec:
             body = json.dumps({self.answer_key: decision, self.facts_key: facts})
             result = parser.parse(f"<{self.tag}>{body}</{self.tag}>")
             if not result.ok:
+                assert result.error is not None  # a result that is not ok says why
                 raise ValueError(
                     f"DomainSpec {self.name!r}: an answer {decision!r} would not parse: {result.error.message}"
                 )

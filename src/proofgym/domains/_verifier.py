@@ -111,15 +111,16 @@ def build_rulebook_verifier(options: RulebookOptions) -> RulebookVerifier:
     from proofgym.rules import RulebookError
 
     key, path = "path", options.path
+    rulebook: str | Path | None = path
     if options.domain is not None:
         from proofgym.domains._domain import get_domain
 
         try:
-            key, path = "domain", get_domain(options.domain).rulebook_path
+            key, rulebook = "domain", get_domain(options.domain).rulebook_path
         except KeyError as exc:
             raise VerifierOptionsError.at("rulebook", "domain", exc.args[0], options.domain) from None
     try:
-        return RulebookVerifier(path)
+        return RulebookVerifier(rulebook)
     except RulebookError as exc:
         raise VerifierOptionsError.at("rulebook", key, exc.problems, getattr(options, key)) from None
 
@@ -127,7 +128,9 @@ def build_rulebook_verifier(options: RulebookOptions) -> RulebookVerifier:
 def rulebook_examples() -> list[VerifierExample]:
     """Known cases: the grant applications of the ``python`` kind's examples (whose function is
     :mod:`proofgym.domains.grant_rules`, the same rules in Python), verified by the ``grant_eligibility`` rulebook."""
-    return [replace(case, options={"domain": "grant_eligibility"}) for case in verifier_kind("python").examples()]
+    examples = verifier_kind("python").examples
+    assert examples is not None  # the python kind has its known cases
+    return [replace(case, options={"domain": "grant_eligibility"}) for case in examples()]
 
 
 #: The ``rulebook`` verifier kind (entry point ``proofgym.verifiers: rulebook``).

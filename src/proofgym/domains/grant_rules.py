@@ -105,5 +105,5 @@ def verify(claim: Claim) -> Verdict:
             "rules_fired": fired,
             "deciding_rules": failed or [r["rule"] for r in trace],
         },
-        reason=f"{decision}: " + ("all rules hold" if not failed else "failed " + ", ".join(failed)),
+        reason=f"{decision}: " + ("all rules hold" if not failed else "failed " + ", ".join(map(str, failed))),
     )

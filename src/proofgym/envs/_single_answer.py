@@ -22,6 +22,7 @@ from proofgym.core import describe_validation_error
 from proofgym.envs._core import Observation, StepResult
 from proofgym.envs._tool_env import ToolEnv, ToolResult
 from proofgym.envs._tools import CALL_KEYS, MAX_ACTION_CHARS, Tool, ToolCall
+from proofgym.rewards import RewardFunction
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -83,7 +84,7 @@ def check_answer_run_config(run: RunConfig) -> None:
                           "cannot abort; use warn")
 
 
-def answer_reward_function(run: RunConfig) -> Any:
+def answer_reward_function(run: RunConfig) -> RewardFunction:
     """The reward function of ``run`` for an environment that scores one answer at a time (checked first with
     :func:`check_answer_run_config`)."""
     check_answer_run_config(run)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import functools
 import os
 from importlib import metadata
-from typing import Any, Mapping, Sequence
+from typing import Any, Mapping, Sequence, cast
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -146,7 +146,7 @@ def _math_verify() -> Any:
 
 @functools.lru_cache(maxsize=_GOLD_CACHE)
 def _parse_gold(gold: str) -> list[Any]:
-    return _math_verify().parse(_as_box(gold), parsing_timeout=None, raise_on_error=True)
+    return cast(list[Any], _math_verify().parse(_as_box(gold), parsing_timeout=None, raise_on_error=True))
 
 
 def _as_box(text: str) -> str:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import importlib
-from typing import Callable, Sequence
+from typing import Callable, Sequence, cast
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -51,7 +51,7 @@ def load_function(path: str) -> VerifyFunction:
     function = getattr(module, attr, None)
     if not callable(function):
         raise ValueError(f"verifier function {path!r}: module {module_name!r} has no callable {attr!r}")
-    return function
+    return cast(Callable[[Claim], Verdict], function)
 
 
 def build_function_verifier(options: FunctionVerifierOptions) -> FunctionVerifier:

@@ -8,7 +8,7 @@ group with a ``"module:attribute"`` target naming a :class:`VerifierKind`, impor
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from typing import Any, Callable, Iterable, Mapping, Sequence, cast
 
 from pydantic import BaseModel
 
@@ -90,7 +90,8 @@ def verifier_kind(kind: str) -> VerifierKind:
 def validate_verifier_options(kind: str, options: Mapping[str, Any]) -> BaseModel:
     """Validate ``options`` for ``kind`` strictly (``true`` is not a number, ``"3"`` not an integer);
     :class:`VerifierOptionsError` names the unknown kind or each bad key."""
-    return validate_options(f"verifier kind {kind!r}", verifier_kind(kind).options, options, VerifierOptionsError)
+    return cast(BaseModel, validate_options(f"verifier kind {kind!r}", verifier_kind(kind).options, options,
+                                            VerifierOptionsError))
 
 
 def build_verifier(kind: str, options: BaseModel | Mapping[str, Any]) -> Verifier:
