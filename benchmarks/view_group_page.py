@@ -29,7 +29,7 @@ from fastapi.testclient import TestClient
 from sqlalchemy import event
 
 from proofgym.traces import TraceStore
-from proofgym.training import Rollout, StepResult, demo_rows, demo_run_config, group_advantages
+from proofgym.training import Rollout, CompactGRPOStep, demo_rows, demo_run_config, group_advantages
 from proofgym.training._demo import _sessions
 from proofgym.view import create_view_app
 from proofgym.view._evidence import group_of
@@ -61,7 +61,7 @@ def generate(path: Path, steps: int, groups: int, size: int) -> None:
     with TraceStore(path) as store:
         store.start_run(RUN, kind="demo", env_name="grant_eligibility")
         for step in range(1, steps + 1):
-            store.write_sessions(_sessions(StepResult(step=step, metrics={}, rollouts=rollouts), RUN, 0))
+            store.write_sessions(_sessions(CompactGRPOStep(step=step, metrics={}, rollouts=rollouts), RUN, 0))
     print(f"generated {steps * groups * size} sessions ({steps} steps x {groups} groups x {size}) in "
           f"{time.perf_counter() - started:.0f} s: {path} ({path.stat().st_size / 2**20:.0f} MiB)")
 

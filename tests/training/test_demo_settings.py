@@ -1,6 +1,6 @@
 import pytest
 
-from proofgym.training import DemoSettings, GRPOConfig, HeldoutReport
+from proofgym.training import DemoSettings, CompactGRPOConfig, HeldoutReport
 from proofgym.training._demo import goal_held_from, goal_met, may_stop
 from proofgym.training._demo_task import BRANCH_LABELS
 
@@ -28,7 +28,7 @@ def test_the_learning_rate_decays_over_the_runs_steps():
     settings = DemoSettings(steps=120)
     assert settings.grpo_schedule().decay_steps == 120
     assert DemoSettings(steps=120, lr_decay=False).grpo_schedule().decay_steps == 0
-    assert DemoSettings(steps=5, grpo=GRPOConfig(warmup_steps=10)).grpo_schedule().decay_steps == 0
+    assert DemoSettings(steps=5, grpo=CompactGRPOConfig(warmup_steps=10)).grpo_schedule().decay_steps == 0
 
 
 def test_the_goal_holds_from_the_first_evaluation_after_which_it_never_failed():

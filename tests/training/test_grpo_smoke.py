@@ -7,9 +7,9 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from proofgym.rewards import ScoredItem  # noqa: E402
-from proofgym.training import CompactGRPO, GRPOConfig, MetricsLog, demo_rows, demo_run_config  # noqa: E402
+from proofgym.training import CompactGRPO, CompactGRPOConfig, MetricsLog, demo_rows, demo_run_config  # noqa: E402
 
-CONFIG = GRPOConfig(prompts_per_step=4, group_size=4, max_new_tokens=20, learning_rate=1e-3, warmup_steps=0,
+CONFIG = CompactGRPOConfig(prompts_per_step=4, group_size=4, max_new_tokens=20, learning_rate=1e-3, warmup_steps=0,
                     dynamic_sampling=False, beta=0.0, updates_per_generation=1)
 
 
@@ -45,7 +45,7 @@ def test_a_few_steps_train_the_model_and_log_metrics(warm_model, tmp_path):
 
 def test_reused_generations_and_the_kl_reference_keep_the_reference_frozen(warm_model):
     model, tokenizer = warm_model
-    config = GRPOConfig(prompts_per_step=4, group_size=4, max_new_tokens=20, learning_rate=1e-3, warmup_steps=0,
+    config = CompactGRPOConfig(prompts_per_step=4, group_size=4, max_new_tokens=20, learning_rate=1e-3, warmup_steps=0,
                         dynamic_sampling=False, beta=0.1, updates_per_generation=2)
     # Rewards by place in the group: with the real reward path, a processor on which this warm-up's samples all
     # earn the same reward gives zero advantages, the policy never leaves its reference and the KL stays 0.
@@ -60,13 +60,13 @@ def test_reused_generations_and_the_kl_reference_keep_the_reference_frozen(warm_
 
 
 def test_the_learning_rate_warms_up_then_decays_linearly():
-    config = GRPOConfig(learning_rate=1e-3, warmup_steps=4, decay_steps=14, min_lr_ratio=0.2)
+    config = CompactGRPOConfig(learning_rate=1e-3, warmup_steps=4, decay_steps=14, min_lr_ratio=0.2)
     factors = [config.lr_factor(step) for step in range(20)]
     assert factors[:4] == pytest.approx([0.25, 0.5, 0.75, 1.0])
     assert factors[9] == pytest.approx(1.0 - 0.8 * 5 / 10) and factors[14:] == pytest.approx([0.2] * 6)
-    assert GRPOConfig(warmup_steps=0).lr_factor(0) == 1.0
+    assert CompactGRPOConfig(warmup_steps=0).lr_factor(0) == 1.0
     with pytest.raises(ValueError, match="decay_steps"):
-        GRPOConfig(warmup_steps=10, decay_steps=5)
+        CompactGRPOConfig(warmup_steps=10, decay_steps=5)
 
 
 def test_the_same_seed_gives_bit_identical_training(tiny_cache, _warm_state):
@@ -128,7 +128,7 @@ def test_a_step_where_every_verification_abstains_leaves_the_model_unchanged(sma
 
 def test_dynamic_sampling_trains_only_groups_with_spread(warm_model):
     model, tokenizer = warm_model
-    config = GRPOConfig(prompts_per_step=4, group_size=4, max_new_tokens=20, dynamic_sampling=True,
+    config = CompactGRPOConfig(prompts_per_step=4, group_size=4, max_new_tokens=20, dynamic_sampling=True,
                         max_sampling_rounds=2)
     result = _run(model, tokenizer, steps=1, config=config)[0]
     trained_groups = {r.group for r in result.rollouts if r.advantage is not None}
@@ -143,8 +143,8 @@ def test_dynamic_sampling_trains_only_groups_with_spread(warm_model):
                                     {"clip_eps": -0.1}, {"beta": float("nan")}, {"warmup_steps": -1},
                                     {"top_k": 0}, {"top_k": 2.5}])
 def test_bad_hyper_parameters_are_rejected(kwargs):
-    with pytest.raises(ValueError, match="GRPOConfig"):
-        GRPOConfig(**kwargs)
+    with pytest.raises(ValueError, match="CompactGRPOConfig"):
+        CompactGRPOConfig(**kwargs)
 
 
 class _SpreadInFirstGroupOnly:
@@ -167,7 +167,7 @@ def test_a_step_that_found_a_quarter_of_its_groups_takes_a_quarter_of_the_gradie
     norms = {}
     for scale in (False, True):
         model.load_state_dict(state)
-        config = GRPOConfig(prompts_per_step=4, group_size=4, max_new_tokens=20, warmup_steps=0, beta=0.0,
+        config = CompactGRPOConfig(prompts_per_step=4, group_size=4, max_new_tokens=20, warmup_steps=0, beta=0.0,
                             updates_per_generation=1, max_sampling_rounds=1, scale_partial_batches=scale)
         [result] = _run(model, tokenizer, steps=1, config=config, reward_fn=_SpreadInFirstGroupOnly(4))
         assert result.metrics["groups_trained"] == 1
@@ -235,7 +235,7 @@ def test_a_prompt_answered_wrong_by_every_sample_is_sampled_hotter_next_time(war
     curriculum = BranchCurriculum(rows, seed=0, replay=0.99)
     curriculum.observe([(rows[0], 0, 4)])  # every sample of rows[0] was wrong
     assert curriculum.last_error(rows[0]) == 1.0 and curriculum.last_error(rows[1]) is None
-    config = GRPOConfig(prompts_per_step=2, group_size=4, max_new_tokens=20, warmup_steps=0, beta=0.0,
+    config = CompactGRPOConfig(prompts_per_step=2, group_size=4, max_new_tokens=20, warmup_steps=0, beta=0.0,
                         dynamic_sampling=False, updates_per_generation=1, explore_temperature=2.0)
     reward_fn = demo_run_config().reward_function()
     torch.manual_seed(0)
@@ -244,12 +244,12 @@ def test_a_prompt_answered_wrong_by_every_sample_is_sampled_hotter_next_time(war
     reward_fn.close()
     assert metrics["explored_groups"] >= 1 and math.isfinite(metrics["loss"])
     with pytest.raises(ValueError, match="explore_temperature"):
-        GRPOConfig(explore_temperature=0.0)
+        CompactGRPOConfig(explore_temperature=0.0)
 
 
 def test_dynamic_sampling_sizes_a_generation_by_the_last_steps_share_of_flat_groups(warm_model):
     model, tokenizer = warm_model
-    config = GRPOConfig(prompts_per_step=4, group_size=4, max_new_tokens=20, dynamic_sampling=True,
+    config = CompactGRPOConfig(prompts_per_step=4, group_size=4, max_new_tokens=20, dynamic_sampling=True,
                         max_sampling_rounds=3)
     loop = CompactGRPO(model, tokenizer, _NoSpread(), demo_rows(0, 64), config=config, seed=0)
     first = loop.step()  # nothing known yet: a generation of the quota, then more until the budget is spent

@@ -2,7 +2,7 @@
 
 import pytest
 
-from proofgym.training import GRPOConfig, SFTConfig
+from proofgym.training import CompactGRPOConfig, SFTConfig
 from proofgym.training import _precision
 from proofgym.training._precision import resolve_precision
 
@@ -18,7 +18,7 @@ def test_auto_is_bf16_only_on_a_cpu_with_bf16_instructions(monkeypatch, native, 
     assert resolve_precision("auto", "cpu") == expected
 
 
-@pytest.mark.parametrize("make", [lambda: GRPOConfig(precision="fp16"), lambda: SFTConfig(precision="half")])
+@pytest.mark.parametrize("make", [lambda: CompactGRPOConfig(precision="fp16"), lambda: SFTConfig(precision="half")])
 def test_an_unknown_precision_is_refused_naming_the_field(make):
     with pytest.raises(ValueError, match=r"Config.precision must be one of auto, fp32, bf16"):
         make()

@@ -7,13 +7,13 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from proofgym.training import CompactGRPO, GRPOConfig, demo_rows, grpo_loss, kl_k3  # noqa: E402
+from proofgym.training import CompactGRPO, CompactGRPOConfig, clipped_loss, demo_rows, kl_k3  # noqa: E402
 from proofgym.training import _grpo  # noqa: E402
 
 from .test_grpo_smoke import ScriptedRewards  # noqa: E402
 
-CONFIG = GRPOConfig(prompts_per_step=2, group_size=4, max_new_tokens=12, learning_rate=1e-3, warmup_steps=0,
-                    dynamic_sampling=False, beta=0.1, updates_per_generation=1)
+CONFIG = CompactGRPOConfig(prompts_per_step=2, group_size=4, max_new_tokens=12, learning_rate=1e-3, warmup_steps=0,
+                           dynamic_sampling=False, beta=0.1, updates_per_generation=1)
 
 
 @pytest.mark.parametrize("scale", [1e-8, 1e-7, 1e-6, 1e-5, 1e-3])
@@ -25,8 +25,8 @@ def test_the_kl_estimate_is_never_below_zero_when_the_policy_is_near_its_referen
     ref_logp = logp + torch.randn(64, 32, generator=generator) * scale
     assert bool((kl_k3(logp, ref_logp) >= 0).all())
     mask = torch.ones_like(logp)
-    terms = grpo_loss(logp, logp.detach(), ref_logp, torch.zeros(64), mask, eps=0.2, beta=0.1)
-    assert terms.kl >= 0 and math.isfinite(float(terms.loss))
+    terms = clipped_loss(logp, logp.detach(), torch.zeros(64), mask, clip_eps=0.2, ref_logp=ref_logp, kl_coef=0.1)
+    assert float(terms.kl) >= 0 and math.isfinite(float(terms.loss))
 
 
 def test_the_kl_estimate_is_exactly_zero_at_the_reference_and_positive_away_from_it():

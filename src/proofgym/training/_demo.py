@@ -30,7 +30,7 @@ from proofgym.training._demo_task import (
     demo_rows,
     demo_run_config,
 )
-from proofgym.training._grpo import GRPOConfig, StepResult
+from proofgym.training._grpo import CompactGRPOConfig, CompactGRPOStep
 from proofgym.training._heldout import HeldoutReport
 from proofgym.training._report import MetricsLog
 from proofgym.training._sft import SFTConfig
@@ -60,7 +60,7 @@ class DemoSettings:
     sft: SFTConfig = field(default_factory=lambda: SFTConfig(steps=200, batch_size=64, learning_rate=1e-3))
     # fp32: under bf16 autocast (about 20 % faster here) seed 0 stalled at 90 % on its worst branch where fp32
     # reached 98.4 %: the digit-by-digit comparison with the threshold is the finest thing the model learns.
-    grpo: GRPOConfig = field(default_factory=lambda: GRPOConfig(explore_temperature=2.0))
+    grpo: CompactGRPOConfig = field(default_factory=lambda: CompactGRPOConfig(explore_temperature=2.0))
     lr_decay: bool = True
     curriculum_mix: float = 0.5
     replay: float = 0.25
@@ -108,10 +108,10 @@ class DemoSettings:
     def quick(cls) -> DemoSettings:
         """A few steps of everything: shows the whole pipeline works, not that it learns."""
         return cls(steps=3, sft=SFTConfig(steps=5, batch_size=16),
-                   grpo=GRPOConfig(prompts_per_step=4, warmup_steps=1), train_rows=256, heldout_rows=40,
+                   grpo=CompactGRPOConfig(prompts_per_step=4, warmup_steps=1), train_rows=256, heldout_rows=40,
                    eval_every=2, eval_batch_size=40, stop_at_goal=False)
 
-    def grpo_schedule(self) -> GRPOConfig:
+    def grpo_schedule(self) -> CompactGRPOConfig:
         """The GRPO config, with the learning rate decaying over the run's steps when ``lr_decay``."""
         if self.lr_decay and self.steps > self.grpo.warmup_steps:
             return dataclasses.replace(self.grpo, decay_steps=self.steps)
@@ -507,7 +507,7 @@ def _open_traces(path: Path, seed: int, settings: DemoSettings) -> tuple[Any, st
     return store, store.start_run(kind="demo", env_name=DOMAIN_NAME, config=config)
 
 
-def _sessions(result: StepResult, run_id: str, seed: int) -> list[Any]:
+def _sessions(result: CompactGRPOStep, run_id: str, seed: int) -> list[Any]:
     """One trace session per rollout: the prompt, the completion, the reward with its breakdown, the verdict."""
     from proofgym.traces import EventReward, OutcomeReward, SessionTrace, StepTrace, VerificationEvent
 

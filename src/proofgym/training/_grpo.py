@@ -1,7 +1,7 @@
 """A compact GRPO loop: sample groups, score them with a reward function, take clipped policy-gradient steps.
 
-The maths is in two pure functions, :func:`group_advantages` and :func:`grpo_loss`; :class:`CompactGRPO`
-wires them to a Hugging Face causal LM, a :class:`~proofgym.rewards.RewardFunction` and a prompt
+The maths is the policy-gradient core's (:mod:`proofgym.training._policy_gradient`: :func:`group_advantages`,
+:func:`clipped_loss`, :func:`selected_logprobs`); :class:`CompactGRPO` wires it to a Hugging Face causal LM, a :class:`~proofgym.rewards.RewardFunction` and a prompt
 curriculum. Rewards go through the reward function exactly as a trainer's would (parser -> runtime ->
 verifier -> shaper); ``None`` rewards (invalid verifications) carry no signal and are left out of
 their group's statistics and of the loss.
@@ -14,98 +14,15 @@ import math
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple
+from typing import Any
 
 from proofgym.training._curriculum import BranchCurriculum
 from proofgym.training._generate import generate
+from proofgym.training._policy_gradient import clipped_loss, group_advantages, selected_logprobs
 from proofgym.training._precision import Precision, autocast, check_precision
 
-_STD_EPS = 1e-6
-
-
-def group_advantages(rewards: Sequence[float | None], group_size: int) -> list[float]:
-    """Group-normalised advantages: ``(r - mean) / std`` within each group of ``group_size`` rewards.
-
-    Groups are consecutive slices. The mean and the (population) standard deviation of a group are
-    taken over its non-``None`` rewards only; a ``None`` reward gets advantage 0. A group whose
-    scored rewards are all equal (or that has fewer than two) has no spread and gets 0 everywhere:
-    it carries no signal about which completion was better.
-    """
-    if not isinstance(group_size, int) or group_size < 1:
-        raise ValueError(f"group_size must be a positive integer, got {group_size!r}")
-    if len(rewards) % group_size:
-        raise ValueError(f"{len(rewards)} rewards do not split into groups of {group_size}")
-    advantages: list[float] = []
-    for start in range(0, len(rewards), group_size):
-        group = rewards[start:start + group_size]
-        scored = [float(r) for r in group if r is not None]
-        if any(not math.isfinite(r) for r in scored):
-            raise ValueError(f"rewards must be finite or None, got {list(group)}")
-        mean = sum(scored) / len(scored) if scored else 0.0
-        std = math.sqrt(sum((r - mean) ** 2 for r in scored) / len(scored)) if scored else 0.0
-        if len(scored) < 2 or std < _STD_EPS:
-            advantages.extend([0.0] * len(group))
-        else:
-            advantages.extend(0.0 if r is None else (float(r) - mean) / std for r in group)
-    return advantages
-
-
-def kl_k3(logp: Any, ref_logp: Any) -> Any:
-    """Per-token k3 estimate of KL(policy || reference), ``exp(d) - d - 1`` with ``d = ref_logp - logp``: never
-    below 0, as KL is not. Computed with ``expm1`` (exact near ``d = 0``, where ``exp(d) - 1`` loses every digit)
-    and clamped at 0, since ``expm1(d) - d`` can still round to a value of the order of ``-1e-10`` on some
-    processors when the policy equals its reference; the clamp costs no gradient (k3's own is ~0 there).
-    """
-    import torch
-
-    delta = ref_logp - logp
-    return torch.clamp(torch.expm1(delta) - delta, min=0.0)
-
-
-class LossTerms(NamedTuple):
-    """The GRPO loss (a scalar tensor to back-propagate) and, detached, the mean per-token KL and the
-    share of tokens whose ratio was clipped."""
-
-    loss: Any
-    kl: float
-    clip_fraction: float
-
-
-def grpo_loss(logp: Any, old_logp: Any, ref_logp: Any, advantages: Any, mask: Any, eps: float,
-              beta: float) -> LossTerms:
-    """The clipped GRPO objective, averaged over every completion token of the batch (DAPO's token mean).
-
-    ``logp``, ``old_logp`` and ``ref_logp`` are ``[B, T]`` log-probabilities of the sampled tokens
-    under the policy being trained, the policy that sampled them and a frozen reference (``None``
-    when ``beta == 0``); ``advantages`` is ``[B]``; ``mask`` ``[B, T]`` is 1 on tokens that count.
-    Per token: ``-min(ratio * A, clip(ratio, 1 - eps, 1 + eps) * A) + beta * k3`` with
-    ``ratio = exp(logp - old_logp)`` and the k3 estimator ``k3 = exp(ref - logp) - (ref - logp) - 1``.
-    """
-    import torch
-
-    if eps < 0 or beta < 0:
-        raise ValueError(f"eps and beta must be >= 0, got {eps} and {beta}")
-    if beta > 0 and ref_logp is None:
-        raise ValueError("beta > 0 needs the reference log-probabilities")
-    mask = mask.to(logp.dtype)
-    tokens = mask.sum().clamp(min=1.0)
-    adv = advantages.to(logp.dtype).unsqueeze(-1)
-    ratio = torch.exp(logp - old_logp)
-    clipped = torch.clamp(ratio, 1.0 - eps, 1.0 + eps)
-    per_token = -torch.minimum(ratio * adv, clipped * adv)
-    kl = torch.zeros((), dtype=logp.dtype)
-    if ref_logp is not None:
-        k3 = kl_k3(logp, ref_logp)
-        kl = (k3 * mask).sum() / tokens
-        if beta > 0:
-            per_token = per_token + beta * k3
-    loss = (per_token * mask).sum() / tokens
-    clip_fraction = (((ratio - clipped).abs() > 0).to(logp.dtype) * mask).sum() / tokens
-    return LossTerms(loss, float(kl.detach()), float(clip_fraction.detach()))
-
-
 @dataclass(frozen=True)
-class GRPOConfig:
+class CompactGRPOConfig:
     """Hyper-parameters of :class:`CompactGRPO` (defaults: the ones that learned the demo on CPU).
 
     ``prompts_per_step`` groups of ``group_size`` samples are trained on per step, with
@@ -162,36 +79,36 @@ class GRPOConfig:
     precision: Precision = "fp32"
 
     def __post_init__(self) -> None:
-        check_precision(self.precision, "GRPOConfig.precision")
+        check_precision(self.precision, "CompactGRPOConfig.precision")
         positive = ("prompts_per_step", "group_size", "max_new_tokens", "updates_per_generation",
                     "max_sampling_rounds")
         if self.top_k is not None and (not isinstance(self.top_k, int) or isinstance(self.top_k, bool)
                                        or self.top_k < 1):
-            raise ValueError(f"GRPOConfig.top_k must be None or a positive integer, got {self.top_k!r}")
+            raise ValueError(f"CompactGRPOConfig.top_k must be None or a positive integer, got {self.top_k!r}")
         for name in positive:
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-                raise ValueError(f"GRPOConfig.{name} must be a positive integer, got {value!r}")
+                raise ValueError(f"CompactGRPOConfig.{name} must be a positive integer, got {value!r}")
         if self.group_size < 2:
-            raise ValueError(f"GRPOConfig.group_size must be at least 2 (advantages compare samples), "
+            raise ValueError(f"CompactGRPOConfig.group_size must be at least 2 (advantages compare samples), "
                              f"got {self.group_size}")
         for name in ("warmup_steps", "decay_steps"):
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value < 0:
-                raise ValueError(f"GRPOConfig.{name} must be an integer >= 0, got {value!r}")
+                raise ValueError(f"CompactGRPOConfig.{name} must be an integer >= 0, got {value!r}")
         if self.decay_steps and self.decay_steps <= self.warmup_steps:
-            raise ValueError(f"GRPOConfig.decay_steps ({self.decay_steps}) must be 0 or more than warmup_steps "
+            raise ValueError(f"CompactGRPOConfig.decay_steps ({self.decay_steps}) must be 0 or more than warmup_steps "
                              f"({self.warmup_steps})")
         if not (isinstance(self.min_lr_ratio, (int, float)) and 0 <= self.min_lr_ratio <= 1):
-            raise ValueError(f"GRPOConfig.min_lr_ratio must be a number in [0, 1], got {self.min_lr_ratio!r}")
+            raise ValueError(f"CompactGRPOConfig.min_lr_ratio must be a number in [0, 1], got {self.min_lr_ratio!r}")
         for name in ("learning_rate", "temperature", "explore_temperature"):
             value = getattr(self, name)
             if not (isinstance(value, (int, float)) and math.isfinite(value) and value > 0):
-                raise ValueError(f"GRPOConfig.{name} must be a finite number > 0, got {value!r}")
+                raise ValueError(f"CompactGRPOConfig.{name} must be a finite number > 0, got {value!r}")
         for name in ("weight_decay", "max_grad_norm", "clip_eps", "beta"):
             value = getattr(self, name)
             if not (isinstance(value, (int, float)) and math.isfinite(value) and value >= 0):
-                raise ValueError(f"GRPOConfig.{name} must be a finite number >= 0, got {value!r}")
+                raise ValueError(f"CompactGRPOConfig.{name} must be a finite number >= 0, got {value!r}")
 
     def lr_factor(self, step: int) -> float:
         """The learning rate of update ``step`` (from 0) as a fraction of ``learning_rate``."""
@@ -222,7 +139,7 @@ class Rollout:
 
 
 @dataclass
-class StepResult:
+class CompactGRPOStep:
     """What one GRPO step did: its metrics (as logged) and every rollout it sampled."""
 
     step: int
@@ -242,12 +159,12 @@ class CompactGRPO:
     """
 
     def __init__(self, model: Any, tokenizer: Any, reward_fn: Any, rows: Sequence[Mapping[str, Any]], *,
-                 config: GRPOConfig | None = None, seed: int = 0, curriculum: BranchCurriculum | None = None,
+                 config: CompactGRPOConfig | None = None, seed: int = 0, curriculum: BranchCurriculum | None = None,
                  ) -> None:
         import torch
 
         self.model, self.tokenizer, self.reward_fn = model, tokenizer, reward_fn
-        self.config = config or GRPOConfig()
+        self.config = config or CompactGRPOConfig()
         _check_rows(rows)
         self.curriculum = curriculum or BranchCurriculum(rows, seed=seed)
         self.reference = None
@@ -274,7 +191,7 @@ class CompactGRPO:
             return needed
         return max(1, min(left, math.ceil(needed / max(1.0 - self._flat_share, 1e-9))))
 
-    def step(self) -> StepResult:
+    def step(self) -> CompactGRPOStep:
         """Sample, score, and update once; returns the step's metrics and rollouts."""
         cfg = self.config
         started = time.perf_counter()
@@ -344,7 +261,7 @@ class CompactGRPO:
             "train_s": train_s,
             "step_s": time.perf_counter() - started,
         }
-        return StepResult(step=self.steps_done, metrics=metrics, rollouts=rollouts)
+        return CompactGRPOStep(step=self.steps_done, metrics=metrics, rollouts=rollouts)
 
     def _update(self, kept: list[tuple[list[list[int]], list[list[int]], list[float], list[float]]],
                 ) -> dict[str, float]:
@@ -382,7 +299,8 @@ class CompactGRPO:
                 logp = completion_logprobs(self.model, batch, temperature)
             if old_logp is None:  # the weights have not moved yet: this is the policy that sampled
                 old_logp = logp.detach()
-            terms = grpo_loss(logp, old_logp, ref_logp, adv, mask, cfg.clip_eps, cfg.beta)
+            terms = clipped_loss(logp, old_logp, adv, mask, clip_eps=cfg.clip_eps, ref_logp=ref_logp,
+                                 kl_coef=cfg.beta)
             self.optimizer.zero_grad(set_to_none=True)
             (terms.loss * scale).backward()
             params = [p for p in self.model.parameters() if p.grad is not None]
@@ -393,8 +311,8 @@ class CompactGRPO:
                 continue
             self.optimizer.step()
             totals["loss"] += float(terms.loss.detach())
-            totals["kl"] += terms.kl
-            totals["clip_fraction"] += terms.clip_fraction
+            totals["kl"] += float(terms.kl)
+            totals["clip_fraction"] += float(terms.clip_fraction)
             totals["grad_norm"] += float(norm)
         self.scheduler.step()
         applied = cfg.updates_per_generation - totals["update_skipped"]
@@ -452,16 +370,7 @@ def completion_logprobs(model: Any, batch: Mapping[str, Any], temperature: Any =
         logits = torch.cat([first, rest], dim=1)
     else:
         logits = first
-    logits = logits.float()
-    if isinstance(temperature, torch.Tensor):
-        temperature = temperature.to(logits.dtype).reshape(-1, 1, 1)
-    logits = logits / temperature
-    logprobs = torch.log_softmax(logits, dim=-1)
-    chosen = logprobs.gather(-1, completion_ids.unsqueeze(-1)).squeeze(-1)
-    if not entropy:
-        return chosen
-    with torch.no_grad():
-        return chosen, -(logprobs.exp() * logprobs).sum(-1)
+    return selected_logprobs(logits, completion_ids, temperature, entropy=entropy)
 
 
 def _batch(prompts: list[list[int]], completions: list[list[int]], pad: int, device: Any) -> dict[str, Any]:

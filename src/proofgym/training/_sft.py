@@ -15,7 +15,7 @@ from proofgym.training._precision import Precision, autocast, check_precision
 @dataclass(frozen=True)
 class SFTConfig:
     """``steps`` AdamW steps on batches of ``batch_size`` examples drawn with replacement, the forward pass at
-    ``precision`` (see :class:`~proofgym.training.GRPOConfig`)."""
+    ``precision`` (see :class:`~proofgym.training.CompactGRPOConfig`)."""
 
     steps: int = 150
     batch_size: int = 64

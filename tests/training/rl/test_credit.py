@@ -9,22 +9,17 @@ import pytest
 torch = pytest.importorskip("torch", reason="the RL loss needs torch (pip install -e '.[train]')")
 
 from proofgym.judges import RubricScorer  # noqa: E402
-from proofgym.training.rl import (  # noqa: E402
-    Turn,
-    decision_values,
-    group_advantages,
-    policy_loss,
-    sampled_turns,
-    trained_ids,
-)
+from proofgym.training import group_advantages  # noqa: E402
+from proofgym.training.rl import Turn, decision_values, policy_loss, sampled_turns, trained_ids  # noqa: E402
 from proofgym.domains._fact_finding import FACT_FINDING_RUBRICS  # noqa: E402
 from proofgym.traces import EnvEvent, LMCallEvent, OutcomeReward, SessionTrace, StepTrace  # noqa: E402
 
 
 def test_group_advantages_are_normalised_and_flat_groups_give_none():
-    advantages = group_advantages([1.0, 0.0, 1.0, 0.0])
+    # The trainer's setting: one group, flat below a std of 1e-8, 1e-6 added to the std.
+    advantages = group_advantages([1.0, 0.0, 1.0, 0.0], min_std=1e-8, std_offset=1e-6)
     assert advantages[0] > 0 > advantages[1] and math.isclose(sum(advantages), 0, abs_tol=1e-9)
-    assert group_advantages([0.5, 0.5, 0.5]) == [0.0, 0.0, 0.0]
+    assert group_advantages([0.5, 0.5, 0.5], min_std=1e-8, std_offset=1e-6) == [0.0, 0.0, 0.0]
 
 
 class _Linear(torch.nn.Module):
@@ -138,7 +133,7 @@ def test_an_answer_that_is_no_decision_scores_zero_not_an_abstention():
 
 @pytest.mark.parametrize("sequence_ratio", [False, True])
 def test_length_bucketed_microbatches_give_the_whole_batch_gradient(sequence_ratio):
-    from proofgym.training.rl._trainer import microbatches
+    from proofgym.training.rl._trainer import turn_microbatches
 
     torch.manual_seed(0)
     turns = [Turn(0, tuple(range(1, 1 + n % 5 + 1)), (2, 3, 4)[:1 + n % 3], None, advantage=float(n % 3 - 1))
@@ -148,7 +143,7 @@ def test_length_bucketed_microbatches_give_the_whole_batch_gradient(sequence_rat
     split = _Linear()
     split.load_state_dict(whole.state_dict())
     total = float(len(turns)) if sequence_ratio else float(sum(len(t.completion_ids) for t in turns))
-    chunks = microbatches(turns, parts=2, tokens=12)
+    chunks = turn_microbatches(turns, parts=2, tokens=12)
     assert len(chunks) > 2 and sorted(map(id, sum(chunks, []))) == sorted(map(id, turns))
     for chunk in chunks:  # each chunk holds turns of similar length, within the padded-token budget
         width = max(len(t.prompt_ids) + len(t.completion_ids) for t in chunk)

@@ -16,7 +16,7 @@ from proofgym.training.rl._config import (
 from proofgym.training.rl._task_app import RLError
 
 _LAZY = {"RLTrainer": "_trainer", "RunResult": "_trainer", "policy_loss": "_trainer", "trained_ids": "_trainer",
-         "Turn": "_credit", "sampled_turns": "_credit", "group_advantages": "_credit", "decision_values": "_credit",
+         "Turn": "_credit", "sampled_turns": "_credit", "decision_values": "_credit",
          "PolicyServer": "_policy", "build_policy_models": "_policy"}
 
 
@@ -29,5 +29,5 @@ def __getattr__(name: str) -> Any:
 
 
 __all__ = ["MACHINE_SECTIONS", "PolicyServer", "RLConfig", "RLError", "RLTrainer", "RunResult", "Turn",
-           "build_policy_models", "decision_values", "group_advantages", "is_rl_config", "load_rl_config",
+           "build_policy_models", "decision_values", "is_rl_config", "load_rl_config",
            "parse_rl_config", "policy_loss", "sampled_turns", "trained_ids"]

@@ -1,10 +1,11 @@
-"""Credit: the turns of a trace as the policy sampled them, and their advantages (trajectory or decision level)."""
+"""Credit: the turns of a trace as the policy sampled them, and the values their advantages are computed from
+(trajectory or decision level; the advantages themselves: :func:`proofgym.training.group_advantages`)."""
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, Mapping, Sequence
+from typing import Any, Mapping
 
 from proofgym.judges import TrajectoryScore
 from proofgym.traces import SessionTrace
@@ -83,11 +84,3 @@ def decision_values(score: TrajectoryScore, trace: SessionTrace, *, indicator_la
     share = rest / max(len(own), 1)
     return [value + share for value in own]
 
-
-def group_advantages(values: Sequence[float]) -> list[float]:
-    """``(v - mean) / std`` over a group (all zeros when every value is the same: no signal)."""
-    mean = sum(values) / len(values)
-    std = math.sqrt(sum((v - mean) ** 2 for v in values) / len(values))
-    if std < 1e-8:
-        return [0.0] * len(values)
-    return [(v - mean) / (std + 1e-6) for v in values]

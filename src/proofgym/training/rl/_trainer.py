@@ -31,17 +31,26 @@ import torch
 from proofgym.config import TINY_MODEL
 from proofgym.judges import RubricScorer, RubricSet, TrajectoryScore, resolve_rubric_set, rubric_set_from_data
 from proofgym.training.rl._config import RLConfig
-from proofgym.training.rl._credit import Turn, decision_values, group_advantages, sampled_turns
+from proofgym.training._policy_gradient import (
+    MICROBATCH_TOKENS,
+    clipped_loss,
+    group_advantages,
+    microbatches,
+    selected_logprobs,
+)
+from proofgym.training.rl._credit import Turn, decision_values, sampled_turns
 from proofgym.training.rl._heldout import Evaluation, OracleGold, goal_streak, read_evaluation, success
 from proofgym.training.rl._identity import check_resume, run_identity
 from proofgym.training.rl._policy import PolicyServer, build_policy_models
 from proofgym.training.rl._task_app import LocalTaskApp, RLError, Rollout, RolloutClient, new_cid
 from proofgym.traces import TraceStore
-from proofgym.training import MetricsLog, kl_k3
+from proofgym.training._report import MetricsLog
 
 _TRAIN_SEED_BASE = 10_000
 _MAX_TOKENS = 48
 _WARMUP_EPISODES = 8  # episodes per warm-up step
+# Group advantages here: a group is flat below a standard deviation of 1e-8, and 1e-6 is added to the divisor.
+_MIN_STD, _STD_OFFSET = 1e-8, 1e-6
 
 
 @dataclass
@@ -613,7 +622,7 @@ class RLTrainer:
             weight = config.training.step_rewards_indicator_lambda
             values = [decision_values(scores[r.cid], r.trace, indicator_lambda=weight)  # type: ignore[arg-type]
                       for r, _, _ in members]
-            flat = group_advantages([v for row in values for v in row])
+            flat = group_advantages([v for row in values for v in row], min_std=_MIN_STD, std_offset=_STD_OFFSET)
             index = 0
             for (rollout, _, turns), row in zip(members, values):
                 by_step = {}
@@ -622,7 +631,8 @@ class RLTrainer:
                     index += 1
                 out += [dataclasses.replace(t, advantage=by_step.get(t.step_index, 0.0)) for t in turns]
             return out
-        advantages = group_advantages([reward for _, reward, _ in members])
+        advantages = group_advantages([reward for _, reward, _ in members], min_std=_MIN_STD,
+                                      std_offset=_STD_OFFSET)
         for (_, _, turns), advantage in zip(members, advantages):
             out += [dataclasses.replace(t, advantage=advantage) for t in turns]
         return out
@@ -636,7 +646,7 @@ class RLTrainer:
         sequence = config.algorithm.variety == "gspo"
         # GRPO's loss is a mean over every completion token of the batch, GSPO's a mean over its turns.
         total = float(len(turns)) if sequence else float(sum(len(t.completion_ids) for t in turns))
-        chunks = microbatches(turns, parts=config.training.gradient_accumulation_steps)
+        chunks = turn_microbatches(turns, parts=config.training.gradient_accumulation_steps)
         references: list[torch.Tensor | None] = [None] * len(chunks)
         if self.reference is not None:
             with torch.no_grad():
@@ -779,9 +789,8 @@ def token_logprobs(model: Any, turns: list[Turn], pad_id: int) -> tuple[torch.Te
     ids, attention, completion = _batch(turns, pad_id)
     device = next(model.parameters()).device
     ids, attention, completion = ids.to(device), attention.to(device), completion.to(device)
-    logits = model(input_ids=ids, attention_mask=attention).logits[:, :-1].float()
     targets = ids[:, 1:]
-    logprobs = torch.log_softmax(logits, dim=-1).gather(-1, targets.unsqueeze(-1)).squeeze(-1)
+    logprobs = selected_logprobs(model(input_ids=ids, attention_mask=attention).logits[:, :-1], targets)
     return logprobs, targets, completion[:, 1:]
 
 
@@ -792,24 +801,12 @@ def trained_ids(turns: list[Turn], pad_id: int) -> list[list[int]]:
     return [targets[row][mask[row]].tolist() for row in range(len(turns))]
 
 
-#: Padded tokens (rows x width) per microbatch of the update.
-MICROBATCH_TOKENS = 8192
-
-
-def microbatches(turns: list[Turn], *, parts: int = 1, tokens: int | None = None) -> list[list[Turn]]:
-    """``turns`` split into at least ``parts`` microbatches of similar lengths (sorted, then cut where a chunk's
-    padded size ``rows x longest`` would pass ``tokens``, default :data:`MICROBATCH_TOKENS`), so padding costs
-    little."""
-    tokens = tokens or MICROBATCH_TOKENS
-    ordered = sorted(turns, key=lambda t: len(t.prompt_ids) + len(t.completion_ids))
-    share = -(-len(ordered) // max(parts, 1)) if ordered else 1
-    chunks: list[list[Turn]] = []
-    for turn in ordered:
-        width = len(turn.prompt_ids) + len(turn.completion_ids)
-        if not chunks or len(chunks[-1]) >= share or (len(chunks[-1]) + 1) * width > tokens:
-            chunks.append([])
-        chunks[-1].append(turn)
-    return chunks
+def turn_microbatches(turns: list[Turn], *, parts: int = 1, tokens: int | None = None) -> list[list[Turn]]:
+    """``turns`` split into at least ``parts`` length-bucketed microbatches of at most ``tokens`` padded tokens
+    (default :data:`MICROBATCH_TOKENS`) by prompt + completion length (see
+    :func:`~proofgym.training.microbatches`)."""
+    return microbatches(turns, lambda t: len(t.prompt_ids) + len(t.completion_ids), parts=parts,
+                        tokens=tokens or MICROBATCH_TOKENS)
 
 
 def policy_loss(model: Any, turns: list[Turn], pad_id: int, *, clip_eps: float, sequence_ratio: bool,
@@ -827,23 +824,10 @@ def policy_loss(model: Any, turns: list[Turn], pad_id: int, *, clip_eps: float, 
         positions = mask[row].nonzero().squeeze(-1)
         old[row, positions] = torch.tensor(values, dtype=old.dtype, device=old.device) if values is not None \
             else logprobs[row, positions].detach()
-    advantages = torch.tensor([t.advantage for t in turns], dtype=logprobs.dtype,
-                              device=logprobs.device).unsqueeze(-1)
-    maskf = mask.float()
-    kl = torch.zeros_like(logprobs)
-    if reference_logprobs is not None and kl_coef > 0:
-        kl = kl_coef * kl_k3(logprobs * maskf, reference_logprobs * maskf) * maskf
-    delta = (logprobs - old) * maskf
-    if sequence_ratio:
-        ratio = torch.exp(delta.sum(-1, keepdim=True) / maskf.sum(-1, keepdim=True).clamp(min=1))
-        clipped = torch.clamp(ratio, 1 - clip_eps, 1 + clip_eps)
-        per_turn = -torch.min(ratio * advantages, clipped * advantages).squeeze(-1) + \
-            kl.sum(-1) / maskf.sum(-1).clamp(min=1)
-        return per_turn.sum() / total if total else per_turn.mean()
-    ratio = torch.exp(delta)
-    clipped = torch.clamp(ratio, 1 - clip_eps, 1 + clip_eps)
-    per_token = -torch.min(ratio * advantages, clipped * advantages) * maskf + kl
-    return per_token.sum() / (total if total else maskf.sum().clamp(min=1))
+    advantages = torch.tensor([t.advantage for t in turns], dtype=logprobs.dtype, device=logprobs.device)
+    return clipped_loss(logprobs, old, advantages, mask, clip_eps=clip_eps,
+                        ratio_level="sequence" if sequence_ratio else "token",
+                        ref_logp=reference_logprobs if kl_coef > 0 else None, kl_coef=kl_coef, total=total).loss
 
 
 def _nll(model: Any, turns: list[Turn], pad_id: int) -> torch.Tensor:
