@@ -82,9 +82,9 @@ def main() -> None:
 
 
 def compact_steps(model, tokenizer, rows, run, args) -> dict[str, list[float]]:
-    from proofgym.training import BranchCurriculum, CompactGRPO, GRPOConfig
+    from proofgym.training import BranchCurriculum, CompactGRPO, CompactGRPOConfig
 
-    config = GRPOConfig(prompts_per_step=args.prompts, group_size=args.group, max_new_tokens=args.tokens,
+    config = CompactGRPOConfig(prompts_per_step=args.prompts, group_size=args.group, max_new_tokens=args.tokens,
                         updates_per_generation=args.updates, dynamic_sampling=args.dynamic)
     reward_fn = run.reward_function()
     loop = CompactGRPO(model, tokenizer, reward_fn, rows, config=config, seed=args.seed,

@@ -83,7 +83,7 @@ def rollout_as(store: Path, run_id: str, session_id: str, actions: list[Any], *,
 def grpo_step(store: Path, run_id: str, step: int, groups: Sequence[Sequence[str]], *, seed: int = 0) -> list[str]:
     """One GRPO step as ``proofgym demo`` stores it: group ``g`` holds completions ``groups[g]`` to one prompt,
     scored by the demo's reward function, with their group advantages; the session ids, in order."""
-    from proofgym.training import Rollout, StepResult, demo_rows, demo_run_config, group_advantages
+    from proofgym.training import CompactGRPOStep, Rollout, demo_rows, demo_run_config, group_advantages
     from proofgym.training._demo import _sessions
 
     size = len(groups[0])
@@ -102,7 +102,7 @@ def grpo_step(store: Path, run_id: str, step: int, groups: Sequence[Sequence[str
     advantages = group_advantages([item.reward for item in items], size)
     rollouts = [Rollout(row=refs[i], completion=completions[i], item=items[i], group=owners[i],
                         advantage=advantages[i]) for i in range(len(items))]
-    sessions = _sessions(StepResult(step=step, metrics={}, rollouts=rollouts), run_id, seed)
+    sessions = _sessions(CompactGRPOStep(step=step, metrics={}, rollouts=rollouts), run_id, seed)
     with TraceStore(store) as opened:
         if run_id not in {r.run_id for r in opened.list_runs(counts=False)}:
             opened.start_run(run_id, kind="demo", env_name="grant_eligibility")
