@@ -29,7 +29,7 @@ from fastapi.testclient import TestClient
 from sqlalchemy import event
 
 from proofgym.traces import TraceStore
-from proofgym.training import Rollout, CompactGRPOStep, demo_rows, demo_run_config, group_advantages
+from proofgym.training import CompactGRPOStep, Rollout, demo_rows, demo_run_config, group_advantages
 from proofgym.training._demo import _sessions
 from proofgym.view import create_view_app
 from proofgym.view._evidence import group_of
