@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import inspect
+import re
 import textwrap
 
 import pytest
@@ -86,6 +87,14 @@ PINNED: dict[tuple[type, str], tuple[tuple[str, ...], str, str]] = {
 }
 
 
+#: The attributes of TRL's GRPOTrainer (and transformers' Trainer) that ProofgymGRPOTrainer reads or sets.
+TRAINER_STATE = ("_created_lr_scheduler", "_metrics", "_tokenizer", "accelerator", "args", "beta", "eos_token_ids",
+                 "generation_config", "generation_kwargs", "is_deepspeed_enabled", "is_fsdp_enabled", "lr_scheduler",
+                 "max_completion_length", "model", "model_wrapped", "num_generations", "num_iterations", "optimizer",
+                 "processing_class", "ref_model", "reward_funcs", "temperature", "train_dataset",
+                 "use_transformers_continuous_batching", "use_vllm")
+
+
 def _digest(function) -> str:
     return hashlib.sha256(textwrap.dedent(inspect.getsource(function)).encode()).hexdigest()[:16]
 
@@ -110,3 +119,12 @@ def test_the_trl_methods_the_overrides_rely_on_have_not_changed(cls, name):
                "then record the new pin in this test")
     assert tuple(inspect.signature(function).parameters) == parameters, message
     assert _digest(function) == digest, message
+
+
+def test_the_trainer_state_the_overrides_use_is_still_set_by_trl():
+    source = "".join(inspect.getsource(cls) for cls in GRPOTrainer.__mro__
+                     if cls.__module__.startswith(("trl.", "transformers.")))
+    gone = [name for name in TRAINER_STATE
+            if not re.search(rf"self\.{name}\s*(:[^=\n]*)?=(?!=)", source) and f"def {name}(" not in source]
+    assert not gone, (f"TRL's GRPOTrainer no longer sets {gone}: re-port proofgym's override in {TRAINER_FILE}, "
+                      "which reads or sets them")
