@@ -29,6 +29,7 @@ from proofgym.envs import (
     SingleAnswerEnv,
     answer_reward_function,
     answer_tool,
+    report_verification_caches,
     run_config_version,
     validated_env_config,
 )
@@ -201,7 +202,7 @@ _SHARED: weakref.WeakValueDictionary[tuple[str, tuple[str, int, int] | None], Re
     weakref.WeakValueDictionary()
 
 
-def verification_cache_usage() -> list[dict[str, Any]]:
+def _verification_cache_usage() -> list[dict[str, Any]]:
     """The memory verdict cache of each reward function the rulebook environments of this process share:
     ``domain``, ``run_config`` (the file, or ``None`` for the default), ``entries``, ``approx_bytes``
     (estimated), ``max_bytes`` and ``evictions``. What a task app reports in ``/info``."""
@@ -212,6 +213,9 @@ def verification_cache_usage() -> list[dict[str, Any]]:
                       "entries": metrics.cache_entries, "approx_bytes": metrics.cache_bytes,
                       "max_bytes": metrics.cache_max_bytes, "evictions": metrics.cache_evictions})
     return usage
+
+
+report_verification_caches(_verification_cache_usage)
 
 
 @functools.lru_cache(maxsize=16)

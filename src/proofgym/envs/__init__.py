@@ -7,11 +7,17 @@ Every environment has train / val / test splits of its seeds: ``make(name, split
 :class:`SplitEnv`; an environment may say how its seeds are partitioned with a ``seed_partition``).
 """
 
-import sys
-from typing import Any
-
 from proofgym.envs._core import HOOK_DEFAULTS, Environment, EnvironmentHooks, Observation, StepResult, env_hook
-from proofgym.envs._registry import ENVIRONMENTS, EnvFactory, env_names, make, quick_to_make, register_env
+from proofgym.envs._registry import (
+    ENVIRONMENTS,
+    EnvFactory,
+    env_names,
+    make,
+    quick_to_make,
+    register_env,
+    report_verification_caches,
+    verification_cache_usage,
+)
 from proofgym.envs._splits import (
     DIFFICULTIES,
     SPLIT_KEYS,
@@ -37,13 +43,6 @@ from proofgym.envs._single_answer import (
 )
 from proofgym.envs._tool_env import ToolEnv, ToolResult
 from proofgym.envs._tools import MAX_ACTION_CHARS, Tool, ToolCall
-
-
-def verification_cache_usage() -> list[dict[str, Any]]:
-    """The verdict caches this process's rulebook environments share (one per domain and run config): entries,
-    estimated bytes, the bound, evictions. Empty until one is built; loads no domain."""
-    rulebook = sys.modules.get("proofgym.domains._env")
-    return [] if rulebook is None else rulebook.verification_cache_usage()
 
 
 __all__ = [
@@ -78,6 +77,7 @@ __all__ = [
     "plain_text_answer",
     "quick_to_make",
     "register_env",
+    "report_verification_caches",
     "reward_components",
     "run_config_version",
     "seed_partition",

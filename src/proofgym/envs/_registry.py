@@ -33,6 +33,25 @@ def register_env(name: str, factory: EnvFactory | str) -> None:
     ENVIRONMENTS.register(name, factory)
 
 
+#: What reports the verdict caches environments share (see :func:`verification_cache_usage`).
+_CACHE_REPORTERS: list[Callable[[], list[dict[str, Any]]]] = []
+
+
+def report_verification_caches(reporter: Callable[[], list[dict[str, Any]]]) -> None:
+    """Add ``reporter``, which lists the verdict caches an environment module's instances share (one dict each:
+    ``entries``, ``approx_bytes``, ``max_bytes``, ``evictions`` and what identifies the cache), to what
+    :func:`verification_cache_usage` reports. Called by the module when it is imported."""
+    if reporter not in _CACHE_REPORTERS:
+        _CACHE_REPORTERS.append(reporter)
+
+
+def verification_cache_usage() -> list[dict[str, Any]]:
+    """The verdict caches this process's environments share (the rulebook environments': one per domain and run
+    config): entries, estimated bytes, the bound, evictions. Empty until an environment that shares one has been
+    built; loads none."""
+    return [usage for reporter in list(_CACHE_REPORTERS) for usage in reporter()]
+
+
 def env_names() -> list[str]:
     """The registered environment names (plugins' included), sorted."""
     return ENVIRONMENTS.names()
