@@ -42,8 +42,8 @@ demo: setup
 
 ## Score the shipped sample completions of both domains and show each reward's breakdown.
 score: setup
-	$(BIN)/proofgym score --config configs/grant_eligibility.yaml --completions examples/grant_eligibility/completions.jsonl
-	$(BIN)/proofgym score --config configs/loan.yaml --completions examples/loan/completions.jsonl
+	$(BIN)/proofgym score --config configs/run/grant_eligibility.yaml --completions examples/grant_eligibility/completions.jsonl
+	$(BIN)/proofgym score --config configs/run/loan.yaml --completions examples/loan/completions.jsonl
 
 ## ruff over src/ and tests/, and mypy, strict, over the packages pyproject.toml's [tool.mypy] lists (the lower
 ## layers); `make test` runs it first.

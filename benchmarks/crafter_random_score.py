@@ -1,6 +1,6 @@
 """The random baseline's Crafter score over many episodes, straight on the environment (no rollout loop), beside
 the published 1.6 (Hafner 2021): a check of the environment and the score formula with a tighter interval than
-the 100 episodes of ``configs/crafter_baseline_random.toml`` give.
+the 100 episodes of ``configs/eval/crafter_baseline_random.toml`` give.
 
     python benchmarks/crafter_random_score.py --episodes 500 --first-seed 1000
 """

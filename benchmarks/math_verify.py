@@ -9,7 +9,7 @@ Rows (verifications per second, median of ``--runs`` runs, each after a warm-up 
   (b) the runtime's process pool (``--workers`` workers, batches of 8): the wall clock enforced by killing a worker;
   (c) the runtime's Ray executor on a local Ray (``--workers`` actors), when Ray and the executor are installed.
 
-False timeouts: ``--burst`` threads call one reward function at once (the shipped ``configs/math.yaml`` path,
+False timeouts: ``--burst`` threads call one reward function at once (the shipped ``configs/run/math.yaml`` path,
 ``timeout_s`` 20 s, a cold pool: start-up included), each scoring ``--per-caller`` gold answers; then the same on a
 warm pool with ``--warm-per-caller`` answers each, ``--runs`` times. A false
 timeout is a timeout verdict on an answer that verifies in milliseconds alone; the goal is 0.
@@ -37,7 +37,7 @@ from proofgym.core import Claim  # noqa: E402
 from proofgym.math import MathVerifier, build_math_prompt, builtin_math_problems, math_claim  # noqa: E402
 from proofgym.runtime import RuntimeConfig, VerificationRuntime  # noqa: E402
 
-CONFIG = Path(__file__).resolve().parents[1] / "configs" / "math.yaml"
+CONFIG = Path(__file__).resolve().parents[1] / "configs" / "run" / "math.yaml"
 
 
 def _perturbed(gold: str) -> str:

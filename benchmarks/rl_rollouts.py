@@ -1,6 +1,6 @@
 """Rollouts per second from the RL trainer against a local task app, and the step-time split.
 
-The trainer of ``configs/rl_fact_finding_tiny.toml`` (``proofgym:tiny`` served in-process, ``proofgym serve
+The trainer of ``configs/rl/fact_finding_tiny.toml`` (``proofgym:tiny`` served in-process, ``proofgym serve
 fact_finding`` started locally, after its format warm-up) collects ``--rollouts`` rollouts by cid over HTTP with one in flight
 (the baseline, measured in the same run) and with ``max_concurrent_rollouts`` in flight; each figure is the median of
 ``--runs`` runs, printed with the ratio. Then ``--iterations`` training iterations run and the medians of their
@@ -28,7 +28,7 @@ from pathlib import Path
 import proofgym.training.rl._trainer as trainer_module
 from proofgym.training.rl import RLTrainer, load_rl_config, sampled_turns
 
-CONFIG = Path(__file__).parents[1] / "configs" / "rl_fact_finding_tiny.toml"
+CONFIG = Path(__file__).parents[1] / "configs" / "rl" / "fact_finding_tiny.toml"
 
 
 def main() -> None:

@@ -1,7 +1,7 @@
 """One GRPO step on the tiny model: TRL's GRPOTrainer (through proofgym) against proofgym's compact loop.
 
 Both start from the same format-warmed model (``--warmup`` supervised steps, as ``proofgym demo`` and
-``configs/train_grant_tiny.yaml`` do) and run the same settings: ``--prompts`` demo prompts x
+``configs/run/train_grant_tiny.yaml`` do) and run the same settings: ``--prompts`` demo prompts x
 ``--group`` samples at temperature 1, ``--tokens`` new tokens at most, ``--updates`` gradient steps
 per generation, KL to the warmed model, the same curriculum, one torch thread. A step is one
 generation and its updates (TRL counts each update as a step: two of its steps make one here).
@@ -40,7 +40,7 @@ def main() -> None:
                                                                "with the number of sampling rounds)")
     parser.add_argument("--profile", action="store_true")
     parser.add_argument("--engine", choices=("proofgym", "trl", "both"), default="both",
-                        help="train.grpo.engine of the TRL run (both: one TRL run with each)")
+                        help="training.grpo.engine of the TRL run (both: one TRL run with each)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--default-shape", action="store_true", help="proofgym:tiny's default shape (1.84 M "
                         "parameters) instead of the demo's and train_grant_tiny.yaml's (0.69 M)")
@@ -112,7 +112,7 @@ def trl_steps(model, tokenizer, rows, args, engine: str) -> dict[str, object]:
 
     run = parse_run_config({
         **DEMO_RUN_CONFIG,
-        "train": {"model": "proofgym:tiny", "dataset": {"domain": "grant_eligibility", "prompt_format": "compact"},
+        "training": {"model": "proofgym:tiny", "dataset": {"domain": "grant_eligibility", "prompt_format": "compact"},
                   "curriculum": {"key": "cell", "replay": 0.25}, "cpu_threads": 1, "seed": args.seed,
                   "grpo": {"group_size": args.group, "batch_size": args.prompts, "learning_rate": 3e-4,
                            "warmup_steps": 10, "min_lr_ratio": 0.1, "kl_beta": 0.05,
@@ -129,7 +129,7 @@ def trl_steps(model, tokenizer, rows, args, engine: str) -> dict[str, object]:
     profiler = cProfile.Profile() if args.profile else None
     with tempfile.TemporaryDirectory() as out:
         trainer = build_grpo_trainer(run, model, rows, tokenizer=tokenizer, output_dir=out, callbacks=[_Clock()],
-                                     curriculum=curriculum(run.train, rows), config_overrides={"disable_tqdm": True})
+                                     curriculum=curriculum(run.training, rows), config_overrides={"disable_tqdm": True})
 
         class _Profile(TrainerCallback):
             def on_step_end(self, args_, state, *a, **k):

@@ -30,7 +30,7 @@ def proofgym(args: list[str], tmp_path: Path, **environment: str) -> subprocess.
 
 
 def rl_config(tmp_path: Path) -> str:
-    text = (ROOT / "configs" / "rl_fact_finding_tiny.toml").read_text()
+    text = (ROOT / "configs" / "rl" / "fact_finding_tiny.toml").read_text()
     base = load_toml(text)["model"]["base"]
     path = tmp_path / "rl.toml"
     path.write_text(text.replace(f'base = "{base}"', f'base = "{MODEL}"'))
@@ -39,9 +39,9 @@ def rl_config(tmp_path: Path) -> str:
 
 
 def trl_config(tmp_path: Path) -> str:
-    data = yaml.safe_load((ROOT / "configs" / "train_grant_tiny.yaml").read_text())
-    data["train"]["model"] = MODEL
-    data["train"].pop("tiny_model", None)  # it shapes proofgym:tiny only
+    data = yaml.safe_load((ROOT / "configs" / "run" / "train_grant_tiny.yaml").read_text())
+    data["training"]["model"] = MODEL
+    data["training"].pop("tiny_model", None)  # it shapes proofgym:tiny only
     path = tmp_path / "train.yaml"
     path.write_text(yaml.safe_dump(data))
     return str(path)
@@ -49,8 +49,8 @@ def trl_config(tmp_path: Path) -> str:
 
 def eval_config(tmp_path: Path) -> str:
     path = tmp_path / "eval.toml"
-    path.write_text(f'[eval]\nenv_name = "grant_eligibility"\npolicy_name = "hf"\nseeds = [0]\ntraces = "t.db"\n\n'
-                    f'[eval.policy_config]\nmodel = "{MODEL}"\n')
+    path.write_text('kind = "eval"\n\n[evaluation]\nenv_name = "grant_eligibility"\npolicy_name = "hf"\nseeds = [0]\n'
+                    f'traces = "t.db"\n\n[evaluation.policy_config]\nmodel = "{MODEL}"\n')
     return str(path)
 
 

@@ -118,9 +118,9 @@ def test_serve_env_config_file_nested_10000_deep_is_one_line(tmp_path):
 
 
 def test_eval_refuses_a_credential_in_the_inference_url_without_printing_it(tmp_path):
-    path = write(tmp_path, "eval.toml", '[eval]\nenv_name = "loan"\npolicy_name = "openai"\nseeds = [0]\n'
-                                        '[eval.policy_config]\nmodel = "m"\n'
+    path = write(tmp_path, "eval.toml", '[evaluation]\nenv_name = "loan"\npolicy_name = "openai"\nseeds = [0]\n'
+                                        '[evaluation.policy_config]\nmodel = "m"\n'
                                         'inference_url = "http://user:hunter2@gpu:8000/v1"\n')
     line = one_error_line(["eval", "--config", path])
-    assert line.startswith(f"{path}: eval.policy_config.inference_url: the value is a URL with credentials")
+    assert line.startswith(f"{path}: evaluation.policy_config.inference_url: the value is a URL with credentials")
     assert "hunter2" not in line

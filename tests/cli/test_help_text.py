@@ -1,4 +1,4 @@
-"""Every command's ``--help`` prints its texts as written: a config section such as ``[eval]`` must not vanish."""
+"""Every command's ``--help`` prints its texts as written: a config section such as ``[evaluation]`` must not vanish."""
 
 import re
 
@@ -31,5 +31,5 @@ def test_every_bracketed_word_of_a_help_text_is_printed(path, command):
 
 
 def test_the_commands_with_config_sections_in_their_help_are_covered():
-    assert any("[eval]" in (c.help or "") for _, c in COMMANDS)
+    assert any("[evaluation]" in (c.help or "") for _, c in COMMANDS)
     assert any("[algorithm]" in (c.help or "") for _, c in COMMANDS)

@@ -13,8 +13,9 @@ HOSTILE = "deny\u202e timrep \x1b[2J [red]certified[/red] [/bold]"
 
 def test_traces_show_prints_a_hostile_answer_inert(tmp_path):
     path = tmp_path / "t.db"
-    section = parse_eval_config({"eval": {"env_name": "grant_eligibility", "policy_name": "scripted", "seeds": [0],
-                                          "traces": str(path), "policy_config": {"actions": [HOSTILE]}}}).eval
+    section = parse_eval_config({"evaluation": {
+        "env_name": "grant_eligibility", "policy_name": "scripted", "seeds": [0], "traces": str(path),
+        "policy_config": {"actions": [HOSTILE]}}}).evaluation
     report = run_eval(section)
     with TraceStore(path) as store:
         [session] = store.list_sessions(run_id=report.run_id)
@@ -28,6 +29,6 @@ def test_traces_show_prints_a_hostile_answer_inert(tmp_path):
 def test_score_prints_a_hostile_completion_inert(tmp_path):
     completions = tmp_path / "c.jsonl"
     completions.write_text('{"completion": "\\u202e[red]x[/red] \\u001b[31m <decision>\\u202epermit</decision>"}\n')
-    result = runner.invoke(app, ["score", "--config", "configs/grant_eligibility.yaml", "--completions",
+    result = runner.invoke(app, ["score", "--config", "configs/run/grant_eligibility.yaml", "--completions",
                                  str(completions)], env={"COLUMNS": "300"})
     assert "\u202e" not in result.output and "\x1b" not in result.output, result.output

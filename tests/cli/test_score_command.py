@@ -11,7 +11,7 @@ DOMAINS = ["grant_eligibility", "loan"]
 
 
 def score_json(domain):
-    result = runner.invoke(app, ["score", "--config", f"configs/{domain}.yaml", "--completions",
+    result = runner.invoke(app, ["score", "--config", f"configs/run/{domain}.yaml", "--completions",
                                  f"examples/{domain}/completions.jsonl", "--json"])
     assert result.exit_code == 0, result.output
     return [json.loads(line) for line in result.output.splitlines() if line.strip()]
@@ -48,7 +48,7 @@ def test_every_json_line_has_the_contract_keys():
 
 
 def test_table_output_names_outcomes():
-    result = runner.invoke(app, ["score", "--config", "configs/grant_eligibility.yaml", "--completions",
+    result = runner.invoke(app, ["score", "--config", "configs/run/grant_eligibility.yaml", "--completions",
                                  "examples/grant_eligibility/completions.jsonl"])
     assert result.exit_code == 0, result.output
     assert "certified" in result.output and "format_error" in result.output and "mean reward" in result.output
@@ -57,7 +57,7 @@ def test_table_output_names_outcomes():
 def test_bad_completions_file_is_a_clear_error(tmp_path):
     path = tmp_path / "c.jsonl"
     path.write_text('{"completion": "x"}\n{"completion": "y", "gold_answer": "permit"}\n')
-    result = runner.invoke(app, ["score", "--config", "configs/grant_eligibility.yaml", "--completions", str(path)])
+    result = runner.invoke(app, ["score", "--config", "configs/run/grant_eligibility.yaml", "--completions", str(path)])
     assert result.exit_code == 2
     squeeze = lambda text: "".join(text.split())  # rich wraps long paths at the terminal width
     assert squeeze(f"{path}:2: gold_answer: unknown key") in squeeze(result.output)
@@ -66,7 +66,7 @@ def test_bad_completions_file_is_a_clear_error(tmp_path):
 def test_bad_json_line_and_missing_file(tmp_path):
     path = tmp_path / "c.jsonl"
     path.write_text("{not json}\n")
-    result = runner.invoke(app, ["score", "--config", "configs/grant_eligibility.yaml", "--completions", str(path)])
+    result = runner.invoke(app, ["score", "--config", "configs/run/grant_eligibility.yaml", "--completions", str(path)])
     assert result.exit_code == 2 and "not valid JSON" in result.output
     result = runner.invoke(app, ["score", "--config", str(tmp_path / "none.yaml"), "--completions", str(path)])
     assert result.exit_code == 2 and "not found" in result.output

@@ -36,7 +36,7 @@ def test_every_line_is_scored_and_nothing_raises(tmp_path, config):
     lines = _verilog_lines() if config == "verilog" else _rulebook_lines(config)
     completions = tmp_path / "completions.jsonl"
     completions.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    result = runner.invoke(app, ["score", "--config", f"configs/{config}.yaml", "--completions", str(completions),
+    result = runner.invoke(app, ["score", "--config", f"configs/run/{config}.yaml", "--completions", str(completions),
                                  "--json"])
     assert result.exit_code == 0, result.output
     assert "Traceback" not in result.output

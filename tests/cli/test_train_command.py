@@ -22,41 +22,41 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_a_run_config_without_train_section_is_refused():
-    result = runner.invoke(app, ["train", "--config", "configs/grant_eligibility.yaml"])
+    result = runner.invoke(app, ["train", "--config", "configs/run/grant_eligibility.yaml"])
     assert result.exit_code == 2
-    assert "has no train: section" in result.output
+    assert "has no training: section" in result.output
 
 
 def test_seed_is_refused_for_a_yaml_run_config():
-    result = runner.invoke(app, ["train", "--config", "configs/train_grant_tiny.yaml", "--seed", "1"])
+    result = runner.invoke(app, ["train", "--config", "configs/run/train_grant_tiny.yaml", "--seed", "1"])
     assert result.exit_code == 2 and "--seed is for RL configs" in result.output
 
 
 def test_an_invalid_train_section_is_refused_with_the_key(tmp_path):
-    data = yaml.safe_load((ROOT / "configs" / "train_grant_tiny.yaml").read_text())
-    data["train"]["grpo"]["group_size"] = 1
+    data = yaml.safe_load((ROOT / "configs" / "run" / "train_grant_tiny.yaml").read_text())
+    data["training"]["grpo"]["group_size"] = 1
     (tmp_path / "bad.yaml").write_text(yaml.safe_dump(data))
     result = runner.invoke(app, ["train", "--config", str(tmp_path / "bad.yaml")])
-    assert result.exit_code == 2 and "train.grpo.group_size" in result.output
+    assert result.exit_code == 2 and "training.grpo.group_size" in result.output
 
 
 def test_an_unknown_dataset_domain_is_refused_before_any_training(tmp_path):
-    data = yaml.safe_load((ROOT / "configs" / "train_grant_tiny.yaml").read_text())
-    data["train"]["dataset"].update(domain="astrology", prompt_format="record")
-    data["train"]["dataset"].pop("contrast")  # the demo's pairs need its compact rows
-    data["train"]["curriculum"] = None
-    data["train"]["grpo"].pop("explore_temperature")  # it needs the curriculum
-    data["train"]["warmup"] = None
-    data["train"]["model_cache_dir"] = str(tmp_path / "tiny")
+    data = yaml.safe_load((ROOT / "configs" / "run" / "train_grant_tiny.yaml").read_text())
+    data["training"]["dataset"].update(domain="astrology", prompt_format="record")
+    data["training"]["dataset"].pop("contrast")  # the demo's pairs need its compact rows
+    data["training"]["curriculum"] = None
+    data["training"]["grpo"].pop("explore_temperature")  # it needs the curriculum
+    data["training"]["warmup"] = None
+    data["training"]["model_cache_dir"] = str(tmp_path / "tiny")
     (tmp_path / "bad.yaml").write_text(yaml.safe_dump(data))
     result = runner.invoke(app, ["train", "--config", str(tmp_path / "bad.yaml"), "--output-dir",
                                  str(tmp_path / "out")])
     assert result.exit_code == 2
-    assert f"error: {tmp_path / 'bad.yaml'}: train.dataset.domain: unknown domain 'astrology'" in result.stderr
+    assert f"error: {tmp_path / 'bad.yaml'}: training.dataset.domain: unknown domain 'astrology'" in result.stderr
 
 
 def test_an_rl_config_problem_found_when_the_run_starts_names_the_file_and_the_key(tmp_path):
-    text = (ROOT / "configs" / "rl_fact_finding_tiny.toml").read_text()
+    text = (ROOT / "configs" / "rl" / "fact_finding_tiny.toml").read_text()
     assert 'task_url = "local:fact_finding"' in text
     config = tmp_path / "rl.toml"
     config.write_text(text.replace('task_url = "local:fact_finding"', 'task_url = "local:verilog"'))
@@ -69,7 +69,7 @@ def test_an_rl_config_problem_found_when_the_run_starts_names_the_file_and_the_k
 def test_serve_reward_refuses_a_public_address_without_a_key(monkeypatch):
     monkeypatch.delenv("PROOFGYM_API_KEY", raising=False)
     monkeypatch.delenv("ENVIRONMENT_API_KEY", raising=False)
-    result = runner.invoke(app, ["serve-reward", "--config", "configs/grant_eligibility.yaml", "--host", "0.0.0.0"])
+    result = runner.invoke(app, ["serve-reward", "--config", "configs/run/grant_eligibility.yaml", "--host", "0.0.0.0"])
     assert result.exit_code == 2 and "without an API key" in result.output
 
 
@@ -84,7 +84,7 @@ def test_serve_reward_answers_openrlhf_over_http_with_the_key_from_the_environme
     env = {**os.environ, "PROOFGYM_API_KEY": "k-123"}
     env.pop("ENVIRONMENT_API_KEY", None)
     server = subprocess.Popen([sys.executable, "-c", "from proofgym.cli import main; main()", "serve-reward",
-                               "--config", "configs/grant_eligibility.yaml", "--port", str(port), "--log-level",
+                               "--config", "configs/run/grant_eligibility.yaml", "--port", str(port), "--log-level",
                                "warning"], cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     try:
         deadline = time.monotonic() + 30
@@ -114,10 +114,10 @@ def test_serve_reward_answers_openrlhf_over_http_with_the_key_from_the_environme
 
 @pytest.mark.slow
 def test_train_on_the_tiny_config_writes_metrics_curve_checkpoint_and_heldout_table(tmp_path):
-    data = yaml.safe_load((ROOT / "configs" / "train_grant_tiny.yaml").read_text())
-    data["train"].update(model_cache_dir=str(tmp_path / "tiny"), heldout={"n": 16, "seed": 1, "every": 1},
+    data = yaml.safe_load((ROOT / "configs" / "run" / "train_grant_tiny.yaml").read_text())
+    data["training"].update(model_cache_dir=str(tmp_path / "tiny"), heldout={"n": 16, "seed": 1, "every": 1},
                          warmup={"steps": 20, "batch_size": 32, "learning_rate": 0.001}, save_every=1)
-    data["train"]["grpo"].update(batch_size=4, group_size=4, updates_per_generation=1)
+    data["training"]["grpo"].update(batch_size=4, group_size=4, updates_per_generation=1)
     (tmp_path / "run.yaml").write_text(yaml.safe_dump(data))
     out = tmp_path / "out"
     result = runner.invoke(app, ["train", "--config", str(tmp_path / "run.yaml"), "--steps", "2",

@@ -31,7 +31,7 @@ def test_values_that_are_credentials_are_refused_whatever_their_key(value):
     {"inference_url": "http://127.0.0.1:8000/v1?cid=trace_abc"},
     {"api_key_env": "OPENAI_API_KEY", "policy": {"AUTHORIZATION_ENV": "X"}},
     {"max_tokens": 256, "tokenizer": "t", "parser": {"answer_key": "decision", "facts_key": "facts"}},
-    {"train": {"curriculum": {"key": "branch"}}},
+    {"training": {"curriculum": {"key": "branch"}}},
     {"prompt": "The bearer of this grant is a sk- skilled applicant", "note": "Basic eligibility rules apply."},
 ])
 def test_settings_that_merely_look_related_are_allowed(data):

@@ -21,7 +21,7 @@ def test_score_judges_verilog_completions_end_to_end(tmp_path):
     path.write_text("".join(json.dumps({"prompt": prompt, "completion": c, "note": n}) + "\n"
                             for n, c in (("good", good), ("wrong", wrong), ("fake verdict line", fake),
                                          ("two designs", good + good))))
-    result = CliRunner().invoke(app, ["score", "--config", "configs/verilog.yaml", "--completions", str(path),
+    result = CliRunner().invoke(app, ["score", "--config", "configs/run/verilog.yaml", "--completions", str(path),
                                       "--json"])
     assert result.exit_code == 0, result.output
     items = {item["note"]: item for item in map(json.loads, result.output.splitlines())}

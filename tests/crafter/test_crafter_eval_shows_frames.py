@@ -41,9 +41,9 @@ def key(monkeypatch):
 
 def section(tmp_path, model_url, *, task_app=None, policy_name="openai", **policy_config):
     where = {"task_app_url": task_app.url} if task_app is not None else {"env_config": ENV_CONFIG}
-    return parse_eval_config({"eval": {
+    return parse_eval_config({"evaluation": {
         "env_name": "crafter", "policy_name": policy_name, "seeds": [0, 1], "traces": str(tmp_path / "t.db"),
-        **where, "policy_config": {"model": "m", "inference_url": model_url, **policy_config}}}).eval
+        **where, "policy_config": {"model": "m", "inference_url": model_url, **policy_config}}}).evaluation
 
 
 def shown_frame(message):
@@ -99,8 +99,8 @@ def test_image_only_mode_sends_the_frame_and_no_text_view(model, tmp_path):
 
 
 def test_a_text_only_policy_asked_for_frames_is_refused_naming_the_key(model, task_app, tmp_path):
-    with pytest.raises(EvalError, match="eval.policy_config: policy 'crafter-random': use_vision: this policy shows "
-                                        "its model the observation's text only"):
+    with pytest.raises(EvalError, match="evaluation.policy_config: policy 'crafter-random': use_vision: this policy "
+                                        "shows its model the observation's text only"):
         run_eval(section(tmp_path, model.url, policy_name="crafter-random", use_vision=True))
     report = run_eval(section(tmp_path, model.url, task_app=task_app, policy_name="scripted", use_vision=True,
                               actions=MOVES))
@@ -111,13 +111,13 @@ def test_a_text_only_policy_asked_for_frames_is_refused_naming_the_key(model, ta
 
 
 def test_without_use_vision_in_the_env_config_the_eval_turns_the_frames_on(model, tmp_path):
-    config = parse_eval_config({"eval": {"env_name": "crafter", "policy_name": "openai", "seeds": [0],
+    config = parse_eval_config({"evaluation": {"env_name": "crafter", "policy_name": "openai", "seeds": [0],
                                          "traces": str(tmp_path / "t.db"),
                                          "env_config": {"max_turns": 1, "env_params": {"max_steps_per_episode": 20}},
                                          "policy_config": {"model": "m", "inference_url": model.url,
-                                                           "use_vision": True}}}).eval
+                                                           "use_vision": True}}}).evaluation
     assert config.env_config["use_vision"] is True
-    assert config.warnings() == ["eval.env_config: use_vision = true (set for policy_config.use_vision: the "
+    assert config.warnings() == ["evaluation.env_config: use_vision = true (set for policy_config.use_vision: the "
                                  "environment renders the frame the model is shown)"]
     report = run_eval(config)
     assert [r.status for r in report.results] == ["ok"]
@@ -126,11 +126,11 @@ def test_without_use_vision_in_the_env_config_the_eval_turns_the_frames_on(model
 
 
 def test_an_explicit_use_vision_false_in_the_env_config_is_kept_and_warned_about(model, tmp_path):
-    config = parse_eval_config({"eval": {"env_name": "crafter", "policy_name": "openai", "seeds": [0],
+    config = parse_eval_config({"evaluation": {"env_name": "crafter", "policy_name": "openai", "seeds": [0],
                                          "env_config": {"use_vision": False},
                                          "policy_config": {"model": "m", "inference_url": model.url,
-                                                           "use_vision": True}}}).eval
+                                                           "use_vision": True}}}).evaluation
     assert config.env_config == {"use_vision": False}
     [line] = config.warnings()
-    assert line.startswith("eval.policy_config: use_vision shows the model the observation's frame")
-    assert "use_vision = true in [eval.env_config]" in line
+    assert line.startswith("evaluation.policy_config: use_vision shows the model the observation's frame")
+    assert "use_vision = true in [evaluation.env_config]" in line

@@ -21,11 +21,12 @@ def toml_value(value: Any) -> str:
 
 def write_eval_toml(path: Path, eval_keys: dict[str, Any], env_config: dict[str, Any] | None = None,
                     policy_config: dict[str, Any] | None = None) -> Path:
-    """An eval file with ``[eval]`` and, when given, ``[eval.env_config]`` / ``[eval.policy_config]``."""
-    lines = ["[eval]", *(f"{key} = {toml_value(value)}" for key, value in eval_keys.items())]
+    """An eval file with ``[evaluation]`` and, when given, ``[evaluation.env_config]`` /
+    ``[evaluation.policy_config]``."""
+    lines = ["[evaluation]", *(f"{key} = {toml_value(value)}" for key, value in eval_keys.items())]
     for table, values in (("env_config", env_config), ("policy_config", policy_config)):
         if values is not None:
-            lines += ["", f"[eval.{table}]", *(f"{key} = {toml_value(value)}" for key, value in values.items())]
+            lines += ["", f"[evaluation.{table}]", *(f"{key} = {toml_value(value)}" for key, value in values.items())]
     path.write_text("\n".join(lines) + "\n")
     return path
 

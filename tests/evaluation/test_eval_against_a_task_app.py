@@ -38,8 +38,8 @@ def key(monkeypatch):
 
 
 def config(task_app, tmp_path, **keys):
-    return parse_eval_config({"eval": {"task_app_url": task_app.url, "policy_name": "oracle", "seeds": "0-3",
-                                       "traces": str(tmp_path / "local.db"), **keys}}).eval
+    return parse_eval_config({"evaluation": {"task_app_url": task_app.url, "policy_name": "oracle", "seeds": "0-3",
+                                       "traces": str(tmp_path / "local.db"), **keys}}).evaluation
 
 
 @requires_judge
@@ -166,8 +166,8 @@ def test_an_eval_sharing_its_task_apps_trace_store_stores_each_session_once(tmp_
     each session under the eval's run, and the eval's own write of it is not a failure."""
     shared = tmp_path / "proofgym.db"
     with ThreadedTaskApp("grant_eligibility", api_key=KEY, store=shared) as served:
-        report = run_eval(parse_eval_config({"eval": {"task_app_url": served.url, "policy_name": "oracle",
-                                                      "seeds": "0-2", "traces": str(shared)}}).eval)
+        report = run_eval(parse_eval_config({"evaluation": {"task_app_url": served.url, "policy_name": "oracle",
+                                                      "seeds": "0-2", "traces": str(shared)}}).evaluation)
     assert [r.status for r in report.results] == ["ok"] * 3, [r.error for r in report.results]
     assert all(r.passed for r in report.results)
     with TraceStore(shared, create=False) as store:

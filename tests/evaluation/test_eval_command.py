@@ -18,11 +18,11 @@ def run(config, *args):
     return runner.invoke(app, ["eval", "--config", str(config), *args])
 
 
-@pytest.mark.parametrize("name, seeds", [("eval_grant.toml", 32),
-                                         pytest.param("eval_verilog.toml", 8, marks=requires_judge)])
+@pytest.mark.parametrize("name, seeds", [("grant.toml", 32),
+                                         pytest.param("verilog.toml", 8, marks=requires_judge)])
 def test_the_shipped_eval_configs_run_offline_and_pass(tmp_path, monkeypatch, name, seeds):
     monkeypatch.chdir(tmp_path)  # the configs store traces under ./traces
-    result = run(CONFIGS / name, "--json-out", "out/summary.json")
+    result = run(CONFIGS / "eval" / name, "--json-out", "out/summary.json")
     assert result.exit_code == 0, result.output
     assert result.output.count("seed ") == seeds
     assert "pass rate" in result.output and "100.0%" in result.output
@@ -71,13 +71,14 @@ def test_max_turns_is_honoured_in_process(tmp_path):
 
 
 @pytest.mark.parametrize("keys, env_config, message", [
-    ({"env_name": "chess"}, None, "eval.env_name: unknown environment 'chess'"),
-    ({"seeds": "0-3", "concurrency": "many"}, None, "eval.concurrency"),
-    ({"policy_name": "gpt"}, None, "eval.policy_name: unknown policy 'gpt'"),
-    ({}, {"max_turn": 3}, "eval.env_config: environment 'loan': invalid config: max_turn: unknown key"),
-    ({"traces": "/proc/no/such/dir/t.db"}, None, "eval.traces: cannot open the trace store '/proc/no/such/dir/t.db'"),
+    ({"env_name": "chess"}, None, "evaluation.env_name: unknown environment 'chess'"),
+    ({"seeds": "0-3", "concurrency": "many"}, None, "evaluation.concurrency"),
+    ({"policy_name": "gpt"}, None, "evaluation.policy_name: unknown policy 'gpt'"),
+    ({}, {"max_turn": 3}, "evaluation.env_config: environment 'loan': invalid config: max_turn: unknown key"),
+    ({"traces": "/proc/no/such/dir/t.db"}, None,
+     "evaluation.traces: cannot open the trace store '/proc/no/such/dir/t.db'"),
     ({"judge": {"model": "m", "judge_url": "http://127.0.0.1:9/v1", "api_key_env": "PROOFGYM_TEST_NO_SUCH_KEY"}},
-     None, "eval.judge.api_key_env: the environment variable 'PROOFGYM_TEST_NO_SUCH_KEY' is not set"),
+     None, "evaluation.judge.api_key_env: the environment variable 'PROOFGYM_TEST_NO_SUCH_KEY' is not set"),
 ])
 def test_config_errors_exit_2_naming_the_file_and_the_key(tmp_path, keys, env_config, message):
     config = write_eval_toml(tmp_path / "e.toml", {"env_name": "loan", "policy_name": "oracle", "seeds": [0],
@@ -93,7 +94,7 @@ def test_an_invalid_env_config_exits_2(tmp_path):
     config = write_eval_toml(tmp_path / "e.toml", {"env_name": "verilog", "policy_name": "oracle", "seeds": [0],
                                                    "traces": str(tmp_path / "t.db")}, env_config={"max_turn": 3})
     result = run(config)
-    assert result.exit_code == 2 and f"{config}: eval.env_config" in result.output
+    assert result.exit_code == 2 and f"{config}: evaluation.env_config" in result.output
     assert not (tmp_path / "t.db").exists()
 
 

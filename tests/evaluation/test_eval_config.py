@@ -7,7 +7,8 @@ from ._support import write_eval_toml
 
 
 def section(**eval_keys):
-    return parse_eval_config({"eval": {"env_name": "loan", "policy_name": "oracle", "seeds": [0], **eval_keys}}).eval
+    keys = {"env_name": "loan", "policy_name": "oracle", "seeds": [0], **eval_keys}
+    return parse_eval_config({"evaluation": keys}).evaluation
 
 
 @pytest.mark.parametrize("value, seeds", [([3, 1, 2], [3, 1, 2]), ("0-3", [0, 1, 2, 3]), (5, [5]),
@@ -32,18 +33,19 @@ def test_bad_types_are_named_with_the_file(tmp_path):
         load_eval_config(path)
     message = str(exc_info.value)
     assert str(path) in message
-    assert "eval.max_turns:" in message and "eval.policy_config.temperature:" in message
+    assert "evaluation.max_turns:" in message and "evaluation.policy_config.temperature:" in message
     assert "concurency" not in message  # an unknown key is a warning, not an error
 
 
 def test_unknown_keys_are_one_warning_line_and_the_judge_is_read(tmp_path):
     path = write_eval_toml(tmp_path / "e.toml", {"env_name": "loan", "policy_name": "oracle", "seeds": [0],
                                                  "concurency": 4, "use_vision": False})
-    path.write_text(path.read_text() + '\n[eval.judge]\npath = "judges/j.py"\nname = "Backend"\ntimeout_s = 45\n')
-    config = load_eval_config(path).eval
+    path.write_text(path.read_text() + '\n[evaluation.judge]\npath = "judges/j.py"\nname = "Backend"\ntimeout_s = 45\n')
+    config = load_eval_config(path).evaluation
     assert config.ignored_keys == ["concurency", "use_vision"] and config.concurrency == 4
     [unknown] = config.warnings()
-    assert unknown.startswith("eval: ignoring unknown keys concurency, use_vision (proofgym eval reads api_key_env,")
+    assert unknown.startswith("evaluation: ignoring unknown keys concurency, use_vision (proofgym eval reads "
+                              "api_key_env,")
     assert config.judge.path == "judges/j.py" and config.judge.name == "Backend" and config.judge.timeout_s == 45
     assert section().warnings() == []
 
@@ -51,8 +53,8 @@ def test_unknown_keys_are_one_warning_line_and_the_judge_is_read(tmp_path):
 def test_a_policy_name_that_is_no_proofgym_policy_yields_to_the_provider():
     foreign = section(policy_name="verilog-designer", policy_config={"provider": "groq", "model": "m"})
     assert foreign.resolved_policy_name == "openai"
-    assert foreign.warnings() == ["eval.policy_name: 'verilog-designer' is not a proofgym policy; using 'openai', "
-                                  "the policy of policy_config.provider"]
+    assert foreign.warnings() == ["evaluation.policy_name: 'verilog-designer' is not a proofgym policy; using "
+                                  "'openai', the policy of policy_config.provider"]
     by_url = section(policy_name="crafter-react", policy_config={"inference_url": "http://127.0.0.1:1/v1"})
     assert by_url.resolved_policy_name == "openai" and "policy_config.inference_url" in by_url.warnings()[0]
     # Without a model server to fall back on, the name stands; a task app knows its own policies.
@@ -64,7 +66,8 @@ def test_a_policy_name_that_names_no_policy_is_refused_with_its_file_when_the_ev
     path = write_eval_toml(tmp_path / "e.toml", {"env_name": "loan", "policy_name": "verilog-designer", "seeds": [0]})
     with pytest.raises(ConfigError) as info:
         load_eval_config(path)
-    assert str(info.value).startswith(f"{path}: eval.policy_name: unknown policy 'verilog-designer'; expected one of ")
+    assert str(info.value).startswith(f"{path}: evaluation.policy_name: unknown policy 'verilog-designer'; "
+                                      "expected one of ")
 
 
 def test_the_reference_keys_are_accepted(tmp_path):
@@ -74,7 +77,7 @@ def test_the_reference_keys_are_accepted(tmp_path):
         "return_trace": True}, env_config={"max_turns": 5}, policy_config={
         "provider": "vllm", "model": "m", "inference_url": "http://127.0.0.1:8001/v1", "temperature": 0.2,
         "top_p": 0.9, "max_tokens": 256, "max_llm_calls": 3})
-    config = load_eval_config(path).eval
+    config = load_eval_config(path).evaluation
     assert config.turn_limit == 3 and config.seeds == [0, 1, 2, 3]
     assert config.policy_options() == {"model": "m", "inference_url": "http://127.0.0.1:8001/v1",
                                        "temperature": 0.2, "top_p": 0.9, "max_tokens": 256}
@@ -87,9 +90,9 @@ def test_the_vision_keys_go_to_the_policy_and_unrendered_frames_are_a_warning():
     assert framed.policy_options()["use_vision"] is True and framed.policy_options()["image_only_mode"] is False
     assert framed.warnings() == []
     [line] = section(**keys).warnings()
-    assert line == ("eval.policy_config: use_vision shows the model the observation's frame, and an observation "
+    assert line == ("evaluation.policy_config: use_vision shows the model the observation's frame, and an observation "
                     "carries one only when the environment renders it (crafter: use_vision = true in "
-                    "[eval.env_config])")
+                    "[evaluation.env_config])")
 
 
 def test_frames_asked_for_turn_on_the_rendering_of_an_environment_that_takes_the_key():
@@ -99,12 +102,12 @@ def test_frames_asked_for_turn_on_the_rendering_of_an_environment_that_takes_the
         framed = section(env_name="crafter", env_config={"max_turns": 50}, **keys)
         assert framed.env_config == {"max_turns": 50, "use_vision": True}
         [key] = asked
-        assert framed.warnings() == [f"eval.env_config: use_vision = true (set for policy_config.{key}: the "
+        assert framed.warnings() == [f"evaluation.env_config: use_vision = true (set for policy_config.{key}: the "
                                      "environment renders the frame the model is shown)"]
         kept = section(env_name="crafter", env_config={"use_vision": False}, **keys)
         assert kept.env_config == {"use_vision": False}
         [line] = kept.warnings()
-        assert line.startswith("eval.policy_config: ") and "use_vision = true in [eval.env_config]" in line
+        assert line.startswith("evaluation.policy_config: ") and "use_vision = true in [evaluation.env_config]" in line
     text_only = section(env_name="crafter", policy_name="openai", policy_config={"model": "m"})
     assert text_only.env_config == {} and text_only.warnings() == []
 
@@ -138,7 +141,7 @@ def test_eval_model_is_the_default_policy_model():
 def test_an_unrunnable_config_is_refused(keys, message):
     data = {"env_name": "loan", "policy_name": "oracle", "seeds": [0], **keys}
     with pytest.raises(ConfigError, match=message):
-        parse_eval_config({"eval": {k: v for k, v in data.items() if v is not None}})
+        parse_eval_config({"evaluation": {k: v for k, v in data.items() if v is not None}})
 
 
 OPENAI = {"env_name": "loan", "policy_name": "openai", "seeds": [0]}
@@ -146,16 +149,17 @@ FAKE_KEY = "sk-" + "a1B2c3D4e5F6g7H8i9J0"
 
 
 @pytest.mark.parametrize("policy_config, where, what", [
-    ({"extra_body": {"authorization": f"Bearer {FAKE_KEY}"}}, "eval.policy_config.extra_body.authorization",
+    ({"extra_body": {"authorization": f"Bearer {FAKE_KEY}"}}, "evaluation.policy_config.extra_body.authorization",
      "the key names a credential"),
-    ({"private_key": "x"}, "eval.policy_config.private_key", "the key names a credential"),
-    ({"access_key": "x"}, "eval.policy_config.access_key", "the key names a credential"),
-    ({"extra_body": {"headers": [["X-Trace", f"Bearer {FAKE_KEY}"]]}}, "eval.policy_config.extra_body.headers[0][1]",
-     "the value is a bearer token"),
-    ({"extra_body": {"user": FAKE_KEY}}, "eval.policy_config.extra_body.user", "the value is an API key (sk-...)"),
-    ({"inference_url": "http://user:hunter2@gpu:8000/v1"}, "eval.policy_config.inference_url",
+    ({"private_key": "x"}, "evaluation.policy_config.private_key", "the key names a credential"),
+    ({"access_key": "x"}, "evaluation.policy_config.access_key", "the key names a credential"),
+    ({"extra_body": {"headers": [["X-Trace", f"Bearer {FAKE_KEY}"]]}},
+     "evaluation.policy_config.extra_body.headers[0][1]", "the value is a bearer token"),
+    ({"extra_body": {"user": FAKE_KEY}}, "evaluation.policy_config.extra_body.user",
+     "the value is an API key (sk-...)"),
+    ({"inference_url": "http://user:hunter2@gpu:8000/v1"}, "evaluation.policy_config.inference_url",
      "the value is a URL with credentials"),
-    ({"inference_url": "http://gpu:8000/v1?cid=c1&api_key=hunter2"}, "eval.policy_config.inference_url",
+    ({"inference_url": "http://gpu:8000/v1?cid=c1&api_key=hunter2"}, "evaluation.policy_config.inference_url",
      "the value is a URL with credentials"),
 ])
 def test_credentials_anywhere_in_an_eval_file_are_refused_without_being_repeated(tmp_path, policy_config, where,
@@ -172,14 +176,14 @@ def test_a_correlation_id_in_the_inference_url_is_not_a_credential(tmp_path):
     url = "http://127.0.0.1:8001/v1?cid=trace_abc"
     path = write_eval_toml(tmp_path / "e.toml", OPENAI, policy_config={"model": "m", "inference_url": url,
                                                                        "api_key_env": "MY_KEY"})
-    assert load_eval_config(path).eval.policy_options()["inference_url"] == url
+    assert load_eval_config(path).evaluation.policy_options()["inference_url"] == url
 
 
 @pytest.mark.parametrize("eval_keys, policy_config, where", [
-    ({"concurrency": True}, {}, "eval.concurrency: Input should be a valid integer, got true"),
-    ({"max_time_s": True}, {}, "eval.max_time_s: Input should be a valid number, got true"),
-    ({}, {"max_tokens": True}, "eval.policy_config.max_tokens: Input should be a valid integer, got true"),
-    ({}, {"temperature": False}, "eval.policy_config.temperature: Input should be a valid number, got false"),
+    ({"concurrency": True}, {}, "evaluation.concurrency: Input should be a valid integer, got true"),
+    ({"max_time_s": True}, {}, "evaluation.max_time_s: Input should be a valid number, got true"),
+    ({}, {"max_tokens": True}, "evaluation.policy_config.max_tokens: Input should be a valid integer, got true"),
+    ({}, {"temperature": False}, "evaluation.policy_config.temperature: Input should be a valid number, got false"),
 ])
 def test_booleans_are_not_numbers(tmp_path, eval_keys, policy_config, where):
     path = write_eval_toml(tmp_path / "e.toml", {**OPENAI, **eval_keys}, policy_config={"model": "m", **policy_config})

@@ -1,5 +1,5 @@
-"""``[eval.judge]`` / ``[[eval.judges]]``: every finished trajectory scored by each judge, its mean and its Pearson r
-against the environment's score in the summary, invalid verdicts counted, and strict keys."""
+"""``[evaluation.judge]`` / ``[[evaluation.judges]]``: every finished trajectory scored by each judge, its mean and
+its Pearson r against the environment's score in the summary, invalid verdicts counted, and strict keys."""
 
 from __future__ import annotations
 
@@ -138,7 +138,7 @@ def test_pearson_refuses_sequences_of_different_lengths():
 # -- the eval ---------------------------------------------------------------------------------------------------------
 
 def test_a_programmatic_rubric_judge_scores_every_seed_and_agrees_with_the_environment(tmp_path):
-    path = eval_file(tmp_path, f"[eval.judge]\nname = \"rewarded\"\nrubric = {rubric('test.eval.rewarded')}\n")
+    path = eval_file(tmp_path, f"[evaluation.judge]\nname = \"rewarded\"\nrubric = {rubric('test.eval.rewarded')}\n")
     result, report = run(path)
     assert result.exit_code == 0, result.output
     [judge] = report["summary"]["judges"]
@@ -155,7 +155,7 @@ def test_a_programmatic_rubric_judge_scores_every_seed_and_agrees_with_the_envir
 
 
 def test_a_constant_judge_has_no_pearson_r(tmp_path):
-    path = eval_file(tmp_path, f"[eval.judge]\nrubric = {rubric('test.eval.constant')}\n")
+    path = eval_file(tmp_path, f"[evaluation.judge]\nrubric = {rubric('test.eval.constant')}\n")
     result, report = run(path)
     assert result.exit_code == 0, result.output
     [judge] = report["summary"]["judges"]
@@ -164,7 +164,7 @@ def test_a_constant_judge_has_no_pearson_r(tmp_path):
 
 
 def test_invalid_verdicts_abstain_and_are_counted_never_scored_zero(tmp_path):
-    path = eval_file(tmp_path, f"[eval.judge]\nrubric = {rubric('test.eval.broken')}\n")
+    path = eval_file(tmp_path, f"[evaluation.judge]\nrubric = {rubric('test.eval.broken')}\n")
     result, report = run(path)
     assert result.exit_code == 0, result.output
     [judge] = report["summary"]["judges"]
@@ -178,7 +178,7 @@ def test_invalid_verdicts_abstain_and_are_counted_never_scored_zero(tmp_path):
 def test_weights_that_blend_in_a_judged_level_make_the_score_the_blended_reward(tmp_path):
     blended = toml_value({"outcome": {"criteria": [{"id": "c", "description": "d", "function": "test.eval.constant"}]},
                           "weights": {"env": 1.0, "outcome": 2.0}})
-    path = eval_file(tmp_path, f"[eval.judge]\nrubric = {blended}\n")
+    path = eval_file(tmp_path, f"[evaluation.judge]\nrubric = {blended}\n")
     result, report = run(path)
     assert result.exit_code == 0, result.output
     [judge] = report["summary"]["judges"]
@@ -198,7 +198,7 @@ def test_a_rubric_file_in_the_references_form(tmp_path):
         rubric_id = "rewarded@2"
         criteria = [{key = "c", weight = 1.0, description = "d", function = "test.eval.rewarded"}]
     """))
-    path = eval_file(tmp_path, f"[eval.judge]\nrubric = {json.dumps(str(tmp_path / 'rubric.toml'))}\n")
+    path = eval_file(tmp_path, f"[evaluation.judge]\nrubric = {json.dumps(str(tmp_path / 'rubric.toml'))}\n")
     result, report = run(path)
     assert result.exit_code == 0, result.output
     [judge] = report["summary"]["judges"]
@@ -208,18 +208,18 @@ def test_a_rubric_file_in_the_references_form(tmp_path):
 def test_several_judges_each_scored_python_judges_by_path_and_module(tmp_path, judge_file, monkeypatch):
     monkeypatch.syspath_prepend(str(tmp_path))
     path = eval_file(tmp_path, f"""
-        [[eval.judges]]
+        [[evaluation.judges]]
         name = "rewarded"
         rubric = {rubric('test.eval.rewarded')}
 
-        [[eval.judges]]
+        [[evaluation.judges]]
         name = "inverse"
         path = {json.dumps(str(judge_file))}
         callable = "make"
         model = "judge-model"
         timeout_s = 5
 
-        [[eval.judges]]
+        [[evaluation.judges]]
         name = "silent"
         module = "my_judge:silent"
     """)
@@ -234,7 +234,7 @@ def test_several_judges_each_scored_python_judges_by_path_and_module(tmp_path, j
 
 def test_a_python_judge_is_found_without_being_named(tmp_path, judge_file):
     judge_file.write_text(JUDGE_MODULE + "\njudge = Inverse()\n")
-    path = eval_file(tmp_path, f"[eval.judge]\npath = {json.dumps(str(judge_file))}\nname = \"Backend\"\n")
+    path = eval_file(tmp_path, f"[evaluation.judge]\npath = {json.dumps(str(judge_file))}\nname = \"Backend\"\n")
     result, report = run(path)
     assert result.exit_code == 0, result.output
     [judge] = report["summary"]["judges"]
@@ -251,7 +251,7 @@ def test_a_python_judge_over_its_timeout_abstains(tmp_path, judge_file):
 
         slow = Slow()
     """))
-    path = eval_file(tmp_path, f"[eval.judge]\npath = {json.dumps(str(judge_file))}\ncallable = \"slow\"\n"
+    path = eval_file(tmp_path, f"[evaluation.judge]\npath = {json.dumps(str(judge_file))}\ncallable = \"slow\"\n"
                                "timeout_s = 0.05\n")
     result, report = run(path)
     assert result.exit_code == 0, result.output
@@ -260,14 +260,14 @@ def test_a_python_judge_over_its_timeout_abstains(tmp_path, judge_file):
 
 
 def test_judge_code_that_cannot_be_loaded_is_named_and_the_rollouts_still_run(tmp_path):
-    path = eval_file(tmp_path, '[eval.judge]\npath = "no/such/judge.py"\nname = "Backend"\nmodel = "m"\n'
+    path = eval_file(tmp_path, '[evaluation.judge]\npath = "no/such/judge.py"\nname = "Backend"\nmodel = "m"\n'
                                'backend_url = "http://127.0.0.1:9/api"\ntimeout_s = 45\n')
     result, report = run(path)
     assert result.exit_code == 0, result.output
     line = " ".join(result.output.split())
-    assert "eval.judge: cannot load the judge: no file at 'no/such/judge.py'; judge 'Backend' is not run" in line
+    assert "evaluation.judge: cannot load the judge: no file at 'no/such/judge.py'; judge 'Backend' is not run" in line
     [judge] = report["summary"]["judges"]
-    assert judge["problem"].startswith("eval.judge: cannot load the judge") and judge["mean"] is None
+    assert judge["problem"].startswith("evaluation.judge: cannot load the judge") and judge["mean"] is None
     assert report["summary"]["ok"] == 6
 
 
@@ -278,14 +278,14 @@ def test_judge_code_that_cannot_be_loaded_is_named_and_the_rollouts_still_run(tm
 ])
 def test_judge_code_that_gives_no_judge_says_why(tmp_path, code, problem):
     (tmp_path / "j.py").write_text(code)
-    path = eval_file(tmp_path, f"[eval.judge]\npath = {json.dumps(str(tmp_path / 'j.py'))}\n")
+    path = eval_file(tmp_path, f"[evaluation.judge]\npath = {json.dumps(str(tmp_path / 'j.py'))}\n")
     result, report = run(path)
     assert result.exit_code == 0, result.output
     assert problem in report["summary"]["judges"][0]["problem"]
 
 
 def test_a_judge_in_process_is_given_to_run_eval(tmp_path):
-    path = eval_file(tmp_path, f"[eval.judge]\nrubric = {rubric('test.eval.rewarded')}\n")
+    path = eval_file(tmp_path, f"[evaluation.judge]\nrubric = {rubric('test.eval.rewarded')}\n")
     report = run_eval(load_eval_config(path))
     assert report.summary()["judges"][0]["pearson_r"] == pytest.approx(1.0)
     assert report.results[0].judge_scores == {"judge": 1.0}
@@ -305,7 +305,7 @@ def section(judge=None, judges=None):
         keys["judge"] = judge
     if judges is not None:
         keys["judges"] = judges
-    return parse_eval_config({"eval": keys}, source="e.toml").eval
+    return parse_eval_config({"evaluation": keys}, source="e.toml").evaluation
 
 
 LLM_RUBRIC = {"criteria": [{"id": "style", "description": "Is it well written?"}]}
@@ -315,26 +315,26 @@ def test_an_unknown_judge_key_is_an_error_naming_the_file_the_key_and_the_expect
     with pytest.raises(ConfigError) as exc_info:
         section({"rubric": LLM_RUBRIC, "judge_url": "http://127.0.0.1:9/v1", "model": "m", "temprature": 0})
     message = str(exc_info.value)
-    assert message.startswith("e.toml: eval.judge.temprature: unknown key (a judge takes aggregate, api_key_env,")
+    assert message.startswith("e.toml: evaluation.judge.temprature: unknown key (a judge takes aggregate, api_key_env,")
     assert "judge_url" in message and "timeout_s" in message
-    with pytest.raises(ConfigError, match=r"e.toml: eval.judges\[0\].colour: unknown key"):
+    with pytest.raises(ConfigError, match=r"e.toml: evaluation.judges\[0\].colour: unknown key"):
         section(judges=[{"name": "a", "path": "j.py", "colour": "red"}])
 
 
 @pytest.mark.parametrize("judge, message", [
-    ({"rubric": LLM_RUBRIC}, "eval.judge: criteria outcome.style need an LLM judge: set judge_url and model"),
-    ({"judge_url": "http://127.0.0.1:9/v1"}, "eval.judge: judge_url needs the judge's model"),
+    ({"rubric": LLM_RUBRIC}, "evaluation.judge: criteria outcome.style need an LLM judge: set judge_url and model"),
+    ({"judge_url": "http://127.0.0.1:9/v1"}, "evaluation.judge: judge_url needs the judge's model"),
     ({"path": "a.py", "module": "b"}, "give path or module, not both"),
     ({"path": "a.py", "judge_url": "http://x/v1", "model": "m"}, "Python code (path / module) or an LLM"),
-    ({"rubric": "no/such/rubric.yaml"}, "eval.judge.rubric: no rubric file at 'no/such/rubric.yaml'"),
-    ({"model": "m"}, "eval.judge: nothing to judge with"),
+    ({"rubric": "no/such/rubric.yaml"}, "evaluation.judge.rubric: no rubric file at 'no/such/rubric.yaml'"),
+    ({"model": "m"}, "evaluation.judge: nothing to judge with"),
     ({"rubric": {"criteria": [{"id": "a", "description": "d", "weight": -1}]}},
-     "e.toml: eval.judge.rubric: outcome.criteria[0].weight: Input should be greater than 0"),
+     "e.toml: evaluation.judge.rubric: outcome.criteria[0].weight: Input should be greater than 0"),
     ({"panel": ["a", "b"]}, "panel member 'a' has no server: set judge_url"),
     ({"panel": ["a"], "judge_url": "http://x/v1", "min_valid": 2}, "min_valid is 2 but the panel has 1 judges"),
     ({"rubric": LLM_RUBRIC, "judge_url": "http://x/v1", "model": "m", "aggregate": "median"},
      "aggregate and min_valid are for a panel"),
-    ({"timeout_s": 0, "path": "a.py"}, "eval.judge.timeout_s: Input should be greater than 0"),
+    ({"timeout_s": 0, "path": "a.py"}, "evaluation.judge.timeout_s: Input should be greater than 0"),
 ])
 def test_a_judge_entry_that_cannot_work_is_refused(judge, message):
     with pytest.raises(ConfigError) as exc_info:
@@ -346,8 +346,8 @@ def test_each_of_several_judges_is_named_once():
     with pytest.raises(ConfigError) as exc_info:
         section({"path": "a.py", "name": "x"}, [{"path": "b.py"}, {"path": "c.py", "name": "x"}])
     message = str(exc_info.value)
-    assert "e.toml: eval.judges[0].name: required key missing" in message
-    assert "e.toml: eval.judges[1].name: 'x' is also the name of eval.judge" in message
+    assert "e.toml: evaluation.judges[0].name: required key missing" in message
+    assert "e.toml: evaluation.judges[1].name: 'x' is also the name of evaluation.judge" in message
 
 
 def test_the_references_judge_keys_are_accepted():
@@ -359,10 +359,10 @@ def test_the_references_judge_keys_are_accepted():
 
 
 def test_a_bad_judge_entry_stops_the_eval_command_with_exit_2(tmp_path):
-    path = eval_file(tmp_path, "[eval.judge]\nrubric = \"missing.yaml\"\n")
+    path = eval_file(tmp_path, "[evaluation.judge]\nrubric = \"missing.yaml\"\n")
     result = runner.invoke(app, ["eval", "--config", str(path)])
     assert result.exit_code == 2
-    assert "eval.judge.rubric: no rubric file at 'missing.yaml'" in result.output
+    assert "evaluation.judge.rubric: no rubric file at 'missing.yaml'" in result.output
     assert "seed " not in result.output
 
 
@@ -387,7 +387,8 @@ def test_an_llm_judge_is_built_from_judge_url_model_and_the_key_variable(monkeyp
     assert judge.problem is None and judge.scorer.judges == ["llm:m"]
     assert built == [("http://127.0.0.1:9/v1", "m", {"api_key": "k-1", "name": None, "timeout_s": 7})]
     monkeypatch.delenv("JUDGE_KEY")
-    with pytest.raises(EvalError, match="eval.judge.api_key_env: the environment variable 'JUDGE_KEY' is not set"):
+    with pytest.raises(EvalError,
+                       match="evaluation.judge.api_key_env: the environment variable 'JUDGE_KEY' is not set"):
         build_judges(entries)
 
 
@@ -410,7 +411,7 @@ def test_a_panel_of_llm_judges_combines_their_verdicts(tmp_path, monkeypatch):
 
     monkeypatch.setattr(judges_package, "LLMJudge", FakeLLMJudge)
     path = eval_file(tmp_path, f"""
-        [eval.judge]
+        [evaluation.judge]
         name = "panel"
         rubric = {toml_value(LLM_RUBRIC)}
         judge_url = "http://127.0.0.1:9/v1"
@@ -418,7 +419,7 @@ def test_a_panel_of_llm_judges_combines_their_verdicts(tmp_path, monkeypatch):
         aggregate = "mean"
         min_valid = 2
     """)
-    [judge] = build_judges(load_eval_config(path).eval.judge_entries())
+    [judge] = build_judges(load_eval_config(path).evaluation.judge_entries())
     assert [m.url for m in judge.scorer.judge.judges] == ["http://127.0.0.1:9/v1", "http://127.0.0.1:10/v1"]
     report = run_eval(load_eval_config(path), judges=[judge])
     assert report.results[0].judge_scores == {"panel": pytest.approx(0.4)}

@@ -58,7 +58,7 @@ def no_toolchain(tmp_path, monkeypatch):
 def test_the_verilog_eval_without_a_toolchain_is_invalid_on_every_seed_and_exits_1(tmp_path, monkeypatch,
                                                                                      no_toolchain):
     monkeypatch.chdir(tmp_path)  # the config stores traces under ./traces
-    result = runner.invoke(app, ["eval", "--config", str(CONFIGS / "eval_verilog.toml"), "--json-out", "s.json"])
+    result = runner.invoke(app, ["eval", "--config", str(CONFIGS / "eval" / "verilog.toml"), "--json-out", "s.json"])
     assert result.exit_code == 1, result.output
     seed_lines = [line for line in result.output.splitlines() if line.startswith("seed ")]
     assert len(seed_lines) == 8 and all("outcome invalid (iverilog not installed) " in line for line in seed_lines)

@@ -9,7 +9,7 @@ import pytest
 from typer.testing import CliRunner
 
 from proofgym.cli import app
-from proofgym.evaluation import ComputeSection, EvalSection, load_eval_config, run_eval
+from proofgym.evaluation import ComputeSection, EvaluationSection, load_eval_config, run_eval
 from proofgym.traces import TraceStore
 
 from _ray_cluster import ray_cluster  # noqa: F401  (the session fixture)
@@ -60,8 +60,8 @@ def test_an_eval_on_ray_spreads_over_both_nodes_and_matches_in_process(tmp_path,
 
 def test_both_nodes_write_their_traces_to_postgres(tmp_path, ray_cluster, postgres_server):
     # Built here, not read from a file: config files refuse URLs with a user name in them.
-    config = EvalSection(env_name="grant_eligibility", policy_name="oracle", seeds=list(range(SEEDS)), concurrency=2,
-                         traces=postgres_server, env_config={"chat": True})
+    config = EvaluationSection(env_name="grant_eligibility", policy_name="oracle", seeds=list(range(SEEDS)),
+                               concurrency=2, traces=postgres_server, env_config={"chat": True})
     compute = ComputeSection(ray_address=ray_cluster.address, workers=2)
     report = run_eval(config, compute=compute)
     assert report.ok == SEEDS and report.summary()["pass_rate"] == 1.0

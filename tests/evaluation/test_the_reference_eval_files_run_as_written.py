@@ -81,8 +81,9 @@ def test_a_reference_verilog_eval_file_runs_every_seed_on_the_difficulty_it_asks
         out = tmp_path / "report.json"
         result = runner.invoke(app, ["eval", "--config", str(config), "--json-out", str(out)])
     assert result.exit_code == 0, result.output
-    # Its judge is Python code of the reference's repository, not here: named, left out, the rollouts run.
-    assert "eval.judge: cannot load the judge: no file at 'examples/multi_step/judges/verilog_backend_judge.py'" \
+    # Its judge (the old [eval.judge], read as [evaluation.judge]) is Python code of the reference's repository, not
+    # here: named, left out, the rollouts run.
+    assert "evaluation.judge: cannot load the judge: no file at 'examples/multi_step/judges/verilog_backend_judge.py'" \
         in " ".join(result.output.split())
     assert "judge Backend (outcome total): not run" in " ".join(result.output.split())
     assert "'verilog-designer' is not a proofgym policy; using 'openai'" in result.output

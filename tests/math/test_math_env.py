@@ -84,7 +84,7 @@ def test_a_bad_config_names_the_key(config, words):
 def test_the_shipped_config_file_is_the_environment_s_reward_path():
     from proofgym.config import load_run_config
 
-    shipped = load_run_config(ROOT / "configs" / "math.yaml")
+    shipped = load_run_config(ROOT / "configs" / "run" / "math.yaml")
     assert shipped.model_dump() == default_math_run_config().model_dump()
     assert shipped.runtime.executor == "process" and shipped.verifier.kind == "math"
 
@@ -101,6 +101,6 @@ def test_math_is_served_and_evaluated(tmp_path):
     assert right["metrics"]["outcome_score"] == 1.0, right
     assert wrong["metrics"]["outcome_score"] == 0.0
     result = subprocess.run([sys.executable, "-c", "from proofgym.cli import main; main()", "eval", "--config",
-                             str(ROOT / "configs" / "eval_math.toml")],
+                             str(ROOT / "configs" / "eval" / "math.toml")],
                             capture_output=True, text=True, timeout=300, cwd=tmp_path)
     assert result.returncode == 0, result.stdout + result.stderr

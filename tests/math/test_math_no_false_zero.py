@@ -17,7 +17,7 @@ from proofgym.core import ErrorKind, Outcome  # noqa: E402
 from proofgym.math import MathVerifier, build_math_prompt, builtin_math_problems, math_claim  # noqa: E402
 from proofgym.runtime import RuntimeConfig, VerificationRuntime  # noqa: E402
 
-CONFIG = Path(__file__).resolve().parents[2] / "configs" / "math.yaml"
+CONFIG = Path(__file__).resolve().parents[2] / "configs" / "run" / "math.yaml"
 # A comparison Math-Verify does not finish (it evaluates a tower of powers): what a timeout is for.
 HANGING_ANSWER = "9^{9^{9^{9}}}"
 

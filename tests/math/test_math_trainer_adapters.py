@@ -14,7 +14,7 @@ from proofgym.integrations import TRLRewardFunction  # noqa: E402
 from proofgym.integrations._verl import compute_score_batch  # noqa: E402
 from proofgym.math import build_math_prompt, builtin_math_problems  # noqa: E402
 
-CONFIG = Path(__file__).resolve().parents[2] / "configs" / "math.yaml"
+CONFIG = Path(__file__).resolve().parents[2] / "configs" / "run" / "math.yaml"
 PROBLEMS = list(builtin_math_problems().values())[:6]
 PROMPTS = [[{"role": "user", "content": build_math_prompt(p)}] for p in PROBLEMS]
 

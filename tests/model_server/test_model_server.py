@@ -55,10 +55,10 @@ def client(backend):
 @pytest.fixture(scope="module")
 def wide_client():
     """The tiny model with a 1024-token context: room for the tool descriptions."""
-    from proofgym.config import TrainConfig
+    from proofgym.config import TrainingSection
     from proofgym.policies import TinyModelConfig, build_tiny_model
 
-    model, tokenizer = build_tiny_model(TrainConfig.model_fields["model_cache_dir"].default, seed=0,
+    model, tokenizer = build_tiny_model(TrainingSection.model_fields["model_cache_dir"].default, seed=0,
                                         config=TinyModelConfig(max_positions=1024))
     backend = GenerationBackend(LoadedModel(model.eval(), tokenizer, "tiny-wide", 1024), batch_window_ms=0)
     with TestClient(create_model_app(backend, max_tokens_limit=256)) as client:

@@ -75,9 +75,9 @@ def test_proofgym_serve_serves_the_plugins_environment(tmp_path):
 
 def test_proofgym_eval_runs_the_plugins_environment(tmp_path):
     config = tmp_path / "eval_parity.toml"
-    config.write_text('[eval]\napp_id = "parity-oracle"\nenv_name = "parity"\npolicy_name = "oracle"\n'
+    config.write_text('[evaluation]\napp_id = "parity-oracle"\nenv_name = "parity"\npolicy_name = "oracle"\n'
                       f'seeds = "0-7"\nconcurrency = 4\ntraces = {json.dumps(str(tmp_path / "eval.db"))}\n'
-                      '[eval.env_config]\nmax_value = 50\n')
+                      '[evaluation.env_config]\nmax_value = 50\n')
     run = subprocess.run([sys.executable, "-c", "from proofgym.cli import main; main()", "eval", "--config",
                           str(config)], capture_output=True, text=True, timeout=300)
     assert run.returncode == 0, run.stdout + run.stderr

@@ -36,7 +36,7 @@ def _records(domain: str) -> list[dict]:
 def rulebook(request):
     """A rulebook domain's reward function and its gold record."""
     gold = next(record for record in _records(request.param) if "gold" in str(record.get("note", "")))
-    with load_run_config(ROOT / "configs" / f"{request.param}.yaml").reward_function() as reward_fn:
+    with load_run_config(ROOT / "configs" / "run" / f"{request.param}.yaml").reward_function() as reward_fn:
         yield reward_fn, gold
 
 
@@ -91,7 +91,7 @@ def test_a_claim_that_cannot_be_hashed_costs_only_its_own_item():
 
 
 def _verilog_reward_fn() -> RewardFunction:
-    data = read_config_file(ROOT / "configs" / "verilog.yaml")
+    data = read_config_file(ROOT / "configs" / "run" / "verilog.yaml")
     data["runtime"] = {"executor": "in_process", "batch_size": 8, "timeout_s": 70, "max_concurrency": 2}
     return parse_run_config(data).reward_function()
 

@@ -28,8 +28,8 @@ def test_the_viewer_names_the_store_without_its_credentials():
 
 
 def test_an_eval_names_the_store_without_its_credentials():
-    config = parse_eval_config({"eval": {"env_name": "grant_eligibility", "policy_name": "oracle", "seeds": [0],
+    config = parse_eval_config({"evaluation": {"env_name": "grant_eligibility", "policy_name": "oracle", "seeds": [0],
                                          "traces": URL}})
     with pytest.raises(EvalError) as refused:
         run_eval(config)
-    assert "eval.traces: cannot open the trace store" in str(refused.value) and SECRET not in str(refused.value)
+    assert "evaluation.traces: cannot open the trace store" in str(refused.value) and SECRET not in str(refused.value)

@@ -38,8 +38,8 @@ def test_a_block_that_ends_normally_ends_its_run_ok_unless_it_ended_it_itself(tm
 
 def test_an_eval_that_fails_mid_run_is_ended_not_left_running(tmp_path):
     path = tmp_path / "t.db"
-    section = parse_eval_config({"eval": {"env_name": "grant_eligibility", "policy_name": "oracle", "seeds": "0-3",
-                                          "traces": str(path), "concurrency": 1}}).eval
+    section = parse_eval_config({"evaluation": {"env_name": "grant_eligibility", "policy_name": "oracle",
+                                                "seeds": "0-3", "traces": str(path), "concurrency": 1}}).evaluation
 
     def fail(result):  # a reporting callback that raises after the first seed
         raise RuntimeError("the terminal went away")

@@ -64,7 +64,7 @@ def eval_run(store: Path, env_name: str, *, seeds: Sequence[int], actions: list[
         section["env_config"] = env_config
     if max_turns is not None:
         section["max_turns"] = max_turns
-    return run_eval(parse_eval_config({"eval": section}).eval).run_id
+    return run_eval(parse_eval_config({"evaluation": section}).evaluation).run_id
 
 
 @_own_thread

@@ -87,11 +87,12 @@ def filled_store(tmp_path_factory) -> FilledStore:
     filled = FilledStore(store, demo_dir)
     filled.runs["demo"] = json.loads((demo_dir / "summary.json").read_text())["run_id"]
     traces = f"traces = {_toml(str(store))}\n"
-    grant = (ROOT / "configs" / "eval_grant.toml").read_text().replace('traces = "traces/eval.db"', traces.strip())
+    grant = (ROOT / "configs" / "eval" / "grant.toml").read_text().replace('traces = "traces/eval.db"', traces.strip())
     _cli("eval", "--config", str(_eval_config(tmp, "grant", grant)))
     filled.runs["grant"] = _latest_run(store, "eval", "grant_eligibility")
-    hostile = (f'[eval]\napp_id = "grant-hostile"\nenv_name = "grant_eligibility"\npolicy_name = "scripted"\n'
-               f'seeds = "3"\nconcurrency = 1\n{traces}[eval.env_config]\nchat = true\n[eval.policy_config]\n'
+    hostile = (f'kind = "eval"\n[evaluation]\napp_id = "grant-hostile"\nenv_name = "grant_eligibility"\n'
+               f'policy_name = "scripted"\nseeds = "3"\nconcurrency = 1\n{traces}[evaluation.env_config]\nchat = true\n'
+               f'[evaluation.policy_config]\n'
                f'actions = [{{tool = "answer", args = {{completion = {_toml(HOSTILE)}}}}}]\n')
     _cli("eval", "--config", str(_eval_config(tmp, "hostile", hostile)))
     filled.runs["hostile"] = _latest_run(store, "eval", "grant_eligibility")
@@ -101,16 +102,16 @@ def filled_store(tmp_path_factory) -> FilledStore:
         for name in ("verilog", "verilog_wrong", "judge"):
             filled.runs[name] = None
         return filled
-    verilog = (ROOT / "configs" / "eval_verilog.toml").read_text().replace('traces = "traces/eval.db"',
+    verilog = (ROOT / "configs" / "eval" / "verilog.toml").read_text().replace('traces = "traces/eval.db"',
                                                                           traces.strip())
     _cli("eval", "--config", str(_eval_config(tmp, "verilog", verilog.replace('seeds = "0-7"', 'seeds = "0-3"'))))
     filled.runs["verilog"] = _latest_run(store, "eval", "verilog")
     _cli("judge", "--rubric", "verilog", "--traces", str(store), "--run", filled.runs["verilog"],
          "--skip-llm-criteria")
     filled.runs["judge"] = _latest_run(store, "judge", "verilog")
-    wrong = (f'[eval]\napp_id = "verilog-wrong"\nenv_name = "verilog"\npolicy_name = "scripted"\nseeds = "0"\n'
-             f'max_turns = 4\nconcurrency = 1\nmax_time_s = 120\n{traces}[eval.env_config]\nmax_turns = 4\n'
-             f'[eval.policy_config]\nactions = [{{tool = "write_file", args = {{path = "top.v", content = '
+    wrong = (f'[evaluation]\napp_id = "verilog-wrong"\nenv_name = "verilog"\npolicy_name = "scripted"\nseeds = "0"\n'
+             f'max_turns = 4\nconcurrency = 1\nmax_time_s = 120\n{traces}[evaluation.env_config]\nmax_turns = 4\n'
+             f'[evaluation.policy_config]\nactions = [{{tool = "write_file", args = {{path = "top.v", content = '
              f'{_toml(WRONG_AND_GATE)}}}}}, {{tool = "submit", args = {{}}}}]\n')
     _cli("eval", "--config", str(_eval_config(tmp, "wrong", wrong)))
     filled.runs["verilog_wrong"] = _latest_run(store, "eval", "verilog")

@@ -1,4 +1,4 @@
-"""``proofgym eval --config eval.toml``: evaluate a policy on seeds, here or on a task app."""
+"""``proofgym eval --config configs/eval/grant.toml``: evaluate a policy on seeds, here or on a task app."""
 
 from __future__ import annotations
 
@@ -22,8 +22,8 @@ _STATUS_STYLE = {"ok": "green", "error": "red", "timeout": "yellow", "cancelled"
 
 
 def eval_command(
-    config: Path = typer.Option(..., "--config", help="Eval config (TOML): [eval], [eval.env_config], "
-                                                      "[eval.policy_config]."),
+    config: Path = typer.Option(..., "--config", help="Eval config (TOML, kind = \"eval\"): [evaluation], "
+                                                      "[evaluation.env_config], [evaluation.policy_config]."),
     json_out: Optional[Path] = typer.Option(None, "--json-out", help="Also write the summary and every result "
                                                                      "as JSON to this file."),
     ray: Optional[str] = typer.Option(None, "--ray", metavar="ADDRESS",
@@ -33,17 +33,18 @@ def eval_command(
     """Roll a policy out on every seed of an eval config and summarise; exit 1 if any rollout failed or the
     environment could judge none of them (every outcome ``invalid``, e.g. its toolchain is not installed).
 
-    The rollouts run on the task app at [eval] task_app_url, or here when there is none. Each judge of
-    [eval.judge] / [[eval.judges]] then scores every finished trajectory: the summary gives its mean score and
-    its Pearson r against the environment's score. Unknown [eval] keys are named on a warning line, never
-    refused; so is a judge whose Python code cannot be loaded (it is reported as not run).
+    The rollouts run on the task app at [evaluation] task_app_url, or here when there is none. Each judge of
+    [evaluation.judge] / [[evaluation.judges]] then scores every finished trajectory: the summary gives its mean
+    score and its Pearson r against the environment's score. Unknown [evaluation] keys are named on a warning line,
+    never refused; so is a judge whose Python code cannot be loaded (it is reported as not run). An old file's
+    [eval] is read as [evaluation], with a deprecation line.
     """
     from proofgym.evaluation import EvalError, load_eval_config, run_eval
     from proofgym.evaluation import build_judges
 
     try:
         loaded = load_eval_config(config)
-        section, compute = loaded.eval, _with_ray(loaded.compute, ray)
+        section, compute = loaded.evaluation, _with_ray(loaded.compute, ray)
     except ConfigError as exc:
         fail(exc)
     try:

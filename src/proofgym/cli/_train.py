@@ -33,9 +33,10 @@ _SHOWN_ROWS = 12
 
 
 def train_command(
-    config: Path = typer.Option(..., "--config", help="Run config (YAML or TOML) with a train: section."),
-    steps: Optional[int] = typer.Option(None, "--steps", min=1, help="Override train.grpo.steps."),
-    output_dir: Optional[Path] = typer.Option(None, "--output-dir", help="Override train.output_dir."),
+    config: Path = typer.Option(..., "--config", help="A run config with a training: section (kind: run), or an "
+                                                      "RL config (kind = \"rl\")."),
+    steps: Optional[int] = typer.Option(None, "--steps", min=1, help="Override training.grpo.steps."),
+    output_dir: Optional[Path] = typer.Option(None, "--output-dir", help="Override training.output_dir."),
     dry_run: bool = typer.Option(False, "--dry-run", help="RL config: start every service, roll out and judge "
                                                           "one batch, stop before any update."),
     ray: Optional[str] = typer.Option(None, "--ray", metavar="ADDRESS",
@@ -44,10 +45,11 @@ def train_command(
     seed: Optional[int] = typer.Option(None, "--seed", min=0, help="RL config: override [training] seed (the "
                                                                    "model's initialisation and the sampling)."),
 ) -> None:
-    """Train a model with GRPO (TRL) against the run config's reward path.
-
-    A ``.toml`` RL config (the reference's ``[algorithm]`` / ``[rollout]`` sections) runs multi-step RL over a
-    task app instead (:mod:`proofgym.training.rl`).
+    """Train a model with GRPO: the config's ``kind`` picks how. ``kind: run``: through TRL against the run
+    config's reward path, as its ``training:`` section says; ``kind = "rl"``: multi-step RL over a task app
+    (:mod:`proofgym.training.rl`). A file of another kind is refused in one line; an old file that declares no kind
+    is told apart by its sections (the reference's RL TOML by [algorithm] / [rollout]) and loads with a deprecation
+    line.
 
     Shows reward, certified and correct shares and KL per step; writes metrics.csv,
     reward_curve.png, summary.json and the final model (plus checkpoints) into the output directory;
@@ -56,25 +58,25 @@ def train_command(
     from proofgym.training.rl import is_rl_config
 
     try:
-        require_file_kind(config, RUN_CONFIG, RL_CONFIG)
+        kind = require_file_kind(config, RUN_CONFIG, RL_CONFIG)
     except ConfigError as exc:
         fail(exc)
-    if is_rl_config(config):
+    if kind is RL_CONFIG or (kind is None and is_rl_config(config)):
         from proofgym.cli._rl_train import rl_train
 
         return rl_train(config, dry_run=dry_run, steps=steps, output_dir=output_dir, ray=ray, seed=seed)
     if dry_run or ray is not None or seed is not None:
         option = "--dry-run" if dry_run else "--ray" if ray is not None else "--seed"
-        fail(f"{option} is for RL configs (.toml with [algorithm] / [rollout])")
-    from proofgym.integrations import run_training
+        fail(f"{option} is for RL configs (kind = \"rl\"); {config} is a run config")
+    from proofgym.training import run_training
 
     try:
         run = load_run_config(config)
     except ConfigError as exc:
         fail(exc)
-    if run.train is None:
-        fail(f"{config}: the run config has no train: section (model, dataset, grpo, ...)")
-    total = steps or run.train.grpo.steps
+    if run.training is None:
+        fail(f"{config}: the run config has no training: section (model, dataset, grpo, ...)")
+    total = steps or run.training.grpo.steps
     rows: list[dict[str, Any]] = []
     status = {"phase": "starting"}
     live = Live(_render(rows, total, status["phase"]), console=console, refresh_per_second=4, transient=False)
@@ -106,7 +108,7 @@ def train_command(
             for step, report in result.heldout_during))
     if result.stopped_early:
         console.print(f"stopped early at step {result.heldout_during[-1][0]} of {total}: every branch at "
-                      f"{run.train.heldout.stop_at:.1%} or above at two held-out evaluations in a row")
+                      f"{run.training.heldout.stop_at:.1%} or above at two held-out evaluations in a row")
     console.print(f"metrics: {result.metrics_csv}")
     console.print(f"reward curve: {result.reward_curve}")
     console.print(f"final model: {result.final_model}")

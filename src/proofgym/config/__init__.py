@@ -1,6 +1,6 @@
 """Run configs: load and validate YAML / TOML / JSON files that describe a reward path; the kinds of file the
-commands read (:func:`config_kind`); the models a config names, read from the local Hugging Face cache first
-(:func:`hub_model_options`)."""
+commands read (``kind: run | eval | rl``, :func:`config_kind`) and their one vocabulary (:func:`normalize_config`);
+the models a config names, read from the local Hugging Face cache first (:func:`hub_model_options`)."""
 
 from proofgym.core import ConfigError, config_problems, problem_line
 from proofgym.parsers import LimitsConfig  # the parser section's limits: defined with the parser kinds
@@ -8,6 +8,7 @@ from proofgym.config._files import find_secret_key, parse_config_text, read_conf
 from proofgym.config._hub import OFFLINE_MODELS, HubModelUnavailable, PretrainedOptions, hub_model_options
 from proofgym.config._kinds import (
     CONFIG_KINDS,
+    DECLARED_KINDS,
     EVAL_CONFIG,
     RL_CONFIG,
     RUBRIC_SET,
@@ -15,49 +16,53 @@ from proofgym.config._kinds import (
     RUN_CONFIG,
     ConfigKind,
     config_kind,
+    normalize_config,
     require_config_kind,
     require_file_kind,
 )
 from proofgym.config._run import (
-    ErrorBudgetConfig,
-    ParserConfig,
+    ParserSection,
     RunConfig,
-    VerifierConfig,
+    VerifierSection,
     load_run_config,
     parse_run_config,
 )
 from proofgym.config._train import (
     TINY_MODEL,
-    GRPOSettings,
-    HeldoutSettings,
-    LoraSettings,
-    TrainConfig,
-    TrainDatasetSettings,
-    WarmupSettings,
+    CurriculumSection,
+    DatasetSection,
+    GRPOSection,
+    HeldoutSection,
+    LoraSection,
+    TinyModelSection,
+    TrainingSection,
+    WarmupSection,
 )
 
 __all__ = [
     "ConfigError",
     "config_problems",
     "problem_line",
-    "GRPOSettings",
-    "HeldoutSettings",
-    "LoraSettings",
+    "CurriculumSection",
+    "DatasetSection",
+    "GRPOSection",
+    "HeldoutSection",
+    "LoraSection",
     "TINY_MODEL",
-    "TrainConfig",
-    "TrainDatasetSettings",
-    "WarmupSettings",
-    "ErrorBudgetConfig",
+    "TinyModelSection",
+    "TrainingSection",
+    "WarmupSection",
     "LimitsConfig",
-    "ParserConfig",
+    "ParserSection",
     "RunConfig",
-    "VerifierConfig",
+    "VerifierSection",
     "load_run_config",
     "parse_run_config",
     "find_secret_key",
     "parse_config_text",
     "read_config_file",
     "CONFIG_KINDS",
+    "DECLARED_KINDS",
     "EVAL_CONFIG",
     "RL_CONFIG",
     "RUBRIC_SET",
@@ -65,6 +70,7 @@ __all__ = [
     "RUN_CONFIG",
     "ConfigKind",
     "config_kind",
+    "normalize_config",
     "require_config_kind",
     "require_file_kind",
     "OFFLINE_MODELS",

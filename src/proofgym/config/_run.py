@@ -1,4 +1,5 @@
-"""The run config: one file that describes a reward path (parser, verifier, runtime, reward)."""
+"""The run config (``kind: run``): one file that describes a reward path (parser, verifier, runtime, reward) and,
+in its ``training:`` section, what ``proofgym train`` trains against it."""
 
 from __future__ import annotations
 
@@ -9,8 +10,8 @@ from pydantic import BaseModel, ConfigDict, PrivateAttr, ValidationError, field_
 
 from proofgym.core import ConfigError, config_problems, problem_line
 from proofgym.config._files import read_config_file
-from proofgym.config._kinds import RUN_CONFIG, require_config_kind
-from proofgym.config._train import TrainConfig
+from proofgym.config._kinds import RUN_CONFIG, normalize_config
+from proofgym.config._train import TrainingSection
 from proofgym.parsers import build_parser, validate_parser_options
 from proofgym.rewards import DefaultRewardShaper, ErrorBudget, RewardFunction, ShaperConfig
 from proofgym.runtime import RuntimeConfig, VerificationRuntime
@@ -21,7 +22,7 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
-class ParserConfig(BaseModel):
+class ParserSection(BaseModel):
     """Which parser reads completions (``kind``, a registered parser kind) and its options: the other keys,
     validated strictly by that kind's options model, where the kind is defined. Each option is readable as an
     attribute (``config.parser.decisions``), with the kind's default when the file leaves it out."""
@@ -32,7 +33,7 @@ class ParserConfig(BaseModel):
     _options: BaseModel | None = PrivateAttr(None)
 
     @model_validator(mode="after")
-    def _check_options(self) -> ParserConfig:
+    def _check_options(self) -> ParserSection:
         given = dict(self.model_extra or {})
         self._options = validate_parser_options(self.kind, given)
         # Every option as an attribute, its default included: what the kind will build from.
@@ -51,7 +52,7 @@ class ParserConfig(BaseModel):
         return build_parser(self.kind, self.options)
 
 
-class VerifierConfig(BaseModel):
+class VerifierSection(BaseModel):
     """``kind`` picks a registered verifier; the other keys are that kind's options."""
 
     model_config = ConfigDict(extra="allow")
@@ -59,7 +60,7 @@ class VerifierConfig(BaseModel):
     kind: str
 
     @model_validator(mode="after")
-    def _check_verifier_options(self) -> VerifierConfig:
+    def _check_verifier_options(self) -> VerifierSection:
         validate_verifier_options(self.kind, self.options)
         return self
 
@@ -71,21 +72,19 @@ class VerifierConfig(BaseModel):
         return build_verifier(self.kind, self.options)
 
 
-#: The ``error_budget:`` section is :class:`~proofgym.rewards.ErrorBudget` itself (this name is kept for
-#: compatibility).
-ErrorBudgetConfig = ErrorBudget
-
-
 class RunConfig(_Strict):
-    """A validated run config. Build the reward function with :meth:`reward_function`."""
+    """A validated run config (a file declares ``kind: run``). Build the reward function with
+    :meth:`reward_function`. The ``error_budget:`` section is :class:`~proofgym.rewards.ErrorBudget` itself, the
+    ``reward:`` section :class:`~proofgym.rewards.ShaperConfig`, ``runtime:``
+    :class:`~proofgym.runtime.RuntimeConfig`."""
 
     name: str = "run"
-    parser: ParserConfig = ParserConfig()
-    verifier: VerifierConfig
+    parser: ParserSection = ParserSection()
+    verifier: VerifierSection
     runtime: RuntimeConfig = RuntimeConfig()
     reward: ShaperConfig = ShaperConfig()
     error_budget: ErrorBudget = ErrorBudget()
-    train: TrainConfig | None = None
+    training: TrainingSection | None = None
     _source: Path | None = PrivateAttr(None)
 
     @property
@@ -126,8 +125,10 @@ class RunConfig(_Strict):
 def parse_run_config(data: dict[str, Any], *, source: str | Path = "<config>") -> RunConfig:
     """Validate already-parsed config data strictly (``true`` is not a number, ``"3"`` not an integer, in
     every section); :class:`ConfigError` has one line per problem, naming the source and the key path, or one line
-    naming the command that reads ``data`` when it is another kind of file (an eval or RL config)."""
-    require_config_kind(data, source, RUN_CONFIG)
+    naming the command that reads ``data`` when it is another kind of file (an eval or RL config). A ``kind`` key
+    must say ``run``; a file without one, or with the old ``train:`` section, loads with a deprecation line
+    (:func:`~proofgym.config.normalize_config`)."""
+    data = normalize_config(data, source=source, kind=RUN_CONFIG)
     try:
         config = RunConfig.model_validate(data, strict=True)
     except ValidationError as exc:
@@ -139,5 +140,5 @@ def parse_run_config(data: dict[str, Any], *, source: str | Path = "<config>") -
 
 
 def load_run_config(path: str | Path) -> RunConfig:
-    """Load and validate a YAML or TOML run config."""
+    """Load and validate a YAML or TOML run config (``kind: run``)."""
     return parse_run_config(read_config_file(path), source=path)

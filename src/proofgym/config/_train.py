@@ -1,4 +1,5 @@
-"""The ``train:`` section of a run config: model, LoRA, GRPO settings, data and outputs for ``proofgym train``."""
+"""The ``training:`` section of a run config (``kind: run``): model, LoRA, GRPO, data and outputs for
+``proofgym train``. Each part is a ``<Name>Section`` model, as in every config kind."""
 
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
-class LoraSettings(_Strict):
+class LoraSection(_Strict):
     """LoRA adapters through peft: rank, scaling, dropout and the modules they wrap."""
 
     r: int = Field(16, ge=1, le=4096, description="adapter rank")
@@ -38,7 +39,7 @@ class LoraSettings(_Strict):
         return value
 
 
-class GRPOSettings(_Strict):
+class GRPOSection(_Strict):
     """GRPO hyper-parameters. ``batch_size`` counts prompts per step; each gets ``group_size`` completions."""
 
     group_size: int = Field(8, ge=2, le=1024, description="completions sampled per prompt")
@@ -78,14 +79,14 @@ class GRPOSettings(_Strict):
         "else TRL's own; trl: TRL's own always")
 
     @model_validator(mode="after")
-    def _scaling_needs_dynamic_sampling(self) -> GRPOSettings:
+    def _scaling_needs_dynamic_sampling(self) -> GRPOSection:
         if self.scale_partial_batches and not self.dynamic_sampling:
             raise ValueError("scale_partial_batches: true needs dynamic_sampling: true (without it every step "
                              "trains on all its groups)")
         return self
 
 
-class WarmupSettings(_Strict):
+class WarmupSection(_Strict):
     """A supervised warm-up before GRPO that teaches the answer format, not the answers: each target
     is one decision block restating the row's ``source_facts`` with a decision drawn at random from
     the parser's ``decisions``. For models that do not yet write the format (``proofgym:tiny``)."""
@@ -95,7 +96,7 @@ class WarmupSettings(_Strict):
     learning_rate: float = Field(1e-3, gt=0, le=1.0)
 
 
-class TinyModelSettings(_Strict):
+class TinyModelSection(_Strict):
     """The shape of ``proofgym:tiny`` (default: 1.84 M parameters; ``proofgym demo`` uses hidden 128, 3 layers,
     MLP 384: 0.69 M). ``hidden_size`` must be a multiple of ``num_heads``."""
 
@@ -105,13 +106,13 @@ class TinyModelSettings(_Strict):
     intermediate_size: int = Field(512, ge=8, le=16384)
 
     @model_validator(mode="after")
-    def _heads_divide_the_width(self) -> TinyModelSettings:
+    def _heads_divide_the_width(self) -> TinyModelSection:
         if self.hidden_size % self.num_heads:
             raise ValueError(f"hidden_size ({self.hidden_size}) must be a multiple of num_heads ({self.num_heads})")
         return self
 
 
-class TrainDatasetSettings(_Strict):
+class DatasetSection(_Strict):
     """Training prompts: ``n`` rows of a shipped domain for ``seed``, or a JSONL file of rows.
 
     A file row needs ``prompt`` (a string or chat messages) and may carry ``gold``, ``source_facts``
@@ -133,7 +134,7 @@ class TrainDatasetSettings(_Strict):
     contrast: bool = False
 
     @model_validator(mode="after")
-    def _one_source(self) -> TrainDatasetSettings:
+    def _one_source(self) -> DatasetSection:
         if self.contrast and self.prompt_format != "compact":
             raise ValueError("contrast: true adds the demo's income contrast pairs; it needs prompt_format: compact")
         if (self.domain is None) == (self.file is None):
@@ -144,7 +145,7 @@ class TrainDatasetSettings(_Strict):
         return self
 
 
-class HeldoutSettings(_Strict):
+class HeldoutSection(_Strict):
     """The held-out set scored with greedy decoding before and after training (``n: 0`` skips it), and with
     ``every`` during training too (``stop_at``: an early stop once every branch is there twice in a row).
 
@@ -165,13 +166,13 @@ class HeldoutSettings(_Strict):
                                   "branch is at this accuracy or above at two evaluations in a row")
 
     @model_validator(mode="after")
-    def _stopping_needs_evaluations(self) -> HeldoutSettings:
+    def _stopping_needs_evaluations(self) -> HeldoutSection:
         if self.stop_at is not None and self.every == 0:
             raise ValueError("stop_at needs every > 0 (the held-out evaluations during training it reads)")
         return self
 
 
-class CurriculumSettings(_Strict):
+class CurriculumSection(_Strict):
     """Draw the training prompts through proofgym's ``BranchCurriculum`` (TRL's sampler is replaced).
 
     Rows are grouped by gold decision, then by their ``key`` column (``branch``: the first deny
@@ -192,7 +193,7 @@ class CurriculumSettings(_Strict):
     replay_weighting: Literal["disagreement", "error"] = "disagreement"
 
 
-class TrainConfig(_Strict):
+class TrainingSection(_Strict):
     """What ``proofgym train`` trains, on what, and where it writes.
 
     ``model`` is a Hugging Face model id, a local directory, or ``proofgym:tiny`` (the tiny offline
@@ -203,11 +204,11 @@ class TrainConfig(_Strict):
     model: str = Field(..., min_length=1)
     model_cache_dir: str = Field("~/.cache/proofgym/tiny-model", min_length=1,
                                  description="where proofgym:tiny is built and cached")
-    tiny_model: TinyModelSettings | None = None
-    lora: LoraSettings | None = None
-    grpo: GRPOSettings = GRPOSettings()
-    dataset: TrainDatasetSettings
-    heldout: HeldoutSettings = HeldoutSettings()
+    tiny_model: TinyModelSection | None = None
+    lora: LoraSection | None = None
+    grpo: GRPOSection = GRPOSection()
+    dataset: DatasetSection
+    heldout: HeldoutSection = HeldoutSection()
     output_dir: str = Field("runs/train", min_length=1)
     use_vllm: Literal["auto"] | bool = Field("auto", description="auto: when CUDA and the vllm package are present")
     vllm_mode: Literal["colocate", "server"] = "colocate"
@@ -215,8 +216,8 @@ class TrainConfig(_Strict):
     precision: Literal["auto", "fp32", "bf16", "fp16"] = Field("auto", description="auto: bf16 on a GPU that "
                                                                                      "supports it, else fp32")
     gradient_checkpointing: bool = False
-    warmup: WarmupSettings | None = None
-    curriculum: CurriculumSettings | None = None
+    warmup: WarmupSection | None = None
+    curriculum: CurriculumSection | None = None
     average_decay: float | None = Field(None, ge=0.0, lt=1.0, description="keep an exponential moving average "
                                         "of the weights (this decay per step) and save and evaluate it, not the "
                                         "live policy (None: the live policy)")
@@ -233,20 +234,20 @@ class TrainConfig(_Strict):
         return value
 
     @model_validator(mode="after")
-    def _tiny_shape_needs_the_tiny_model(self) -> TrainConfig:
+    def _tiny_shape_needs_the_tiny_model(self) -> TrainingSection:
         if self.tiny_model is not None and not self.is_tiny:
             raise ValueError(f"tiny_model shapes {TINY_MODEL}; model is {self.model!r}")
         return self
 
     @model_validator(mode="after")
-    def _explore_needs_a_curriculum(self) -> TrainConfig:
+    def _explore_needs_a_curriculum(self) -> TrainingSection:
         if self.grpo.explore_temperature != 1.0 and self.curriculum is None:
-            raise ValueError("grpo.explore_temperature needs a curriculum (train.curriculum: it knows which prompts "
+            raise ValueError("grpo.explore_temperature needs a curriculum (training.curriculum: it knows which prompts "
                              "every sample answered wrong)")
         return self
 
     @model_validator(mode="after")
-    def _heldout_source(self) -> TrainConfig:
+    def _heldout_source(self) -> TrainingSection:
         defaults = DEMO_HELDOUT if self.dataset.prompt_format == "compact" else {"n": 128, "seed": 1}
         missing = {key: value for key, value in defaults.items() if getattr(self.heldout, key) is None}
         if missing:

@@ -1,13 +1,13 @@
 """Evaluation: roll a policy out on a list of seeds, here or on a task app, and summarise the results.
 
-``proofgym eval --config eval.toml`` is the command line of :func:`run_eval`.
+``proofgym eval --config configs/eval/grant.toml`` is the command line of :func:`run_eval`.
 """
 
 from proofgym.evaluation._config import (
     ComputeSection,
     EvalConfig,
-    EvalPolicyConfig,
-    EvalSection,
+    EvaluationSection,
+    PolicyConfigSection,
     load_eval_config,
     parse_eval_config,
     parse_seeds,
@@ -24,9 +24,9 @@ __all__ = [
     "EvalError",
     "EvalJudge",
     "EvalJudgeConfig",
-    "EvalPolicyConfig",
     "EvalReport",
-    "EvalSection",
+    "EvaluationSection",
+    "PolicyConfigSection",
     "RayRollouts",
     "RayTaskApps",
     "SeedResult",

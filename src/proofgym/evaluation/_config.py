@@ -1,5 +1,6 @@
-"""The eval config: an ``eval.toml`` with ``[eval]``, ``[eval.env_config]``, ``[eval.policy_config]`` and the judges,
-``[eval.judge]`` / ``[[eval.judges]]``."""
+"""The eval config (``kind = "eval"``): a TOML file with ``[evaluation]``, ``[evaluation.env_config]``,
+``[evaluation.policy_config]`` and the judges, ``[evaluation.judge]`` / ``[[evaluation.judges]]``; ``[compute]`` for a
+Ray cluster. A file of the old spelling (``[eval]``, no ``kind``) still loads, with one deprecation line."""
 
 from __future__ import annotations
 
@@ -15,9 +16,9 @@ from proofgym.config import (
     EVAL_CONFIG,
     ConfigError,
     config_problems,
+    normalize_config,
     problem_line,
     read_config_file,
-    require_config_kind,
 )
 from proofgym.evaluation._judges import EvalJudgeConfig, check_judges, expected_judge_keys, judge_entries
 
@@ -27,18 +28,19 @@ _RANGE = re.compile(r"^\s*(\d+)\s*(?:-\s*(\d+)\s*)?$")
 _POLICY_PROVIDERS = ("hf", "local", "scripted", "oracle")
 
 
-class EvalPolicyConfig(BaseModel):
-    """``[eval.policy_config]``: the reference's keys, and any key the chosen policy accepts
+class PolicyConfigSection(BaseModel):
+    """``[evaluation.policy_config]``: the reference's keys, and any key the chosen policy accepts
     (``actions`` of a scripted policy, ``api_key_env``, ``timeout_s``, ...), which the policy validates.
 
-    ``provider`` picks the policy when ``[eval] policy_name`` is absent (an inference provider such
+    ``provider`` picks the policy when ``[evaluation] policy_name`` is absent (an inference provider such
     as ``openai``, ``vllm`` or ``groq`` means the OpenAI-compatible client); ``max_llm_calls`` caps
     the model calls of a rollout (one per turn). Neither is passed to the policy. ``use_vision`` and
     ``image_only_mode`` (the reference's Crafter files) show the model the observation's frame, beside its text or
     instead of it: the ``openai`` policy takes them; any other refuses them when true (it shows its model text
     only). The observations carry a frame only when the environment renders one (crafter: ``use_vision = true``
-    in ``[eval.env_config]``): an environment that runs here and takes that key gets it set to true when
-    ``[eval.env_config]`` leaves it out; ``warnings`` says so, and warns where it is false or the task app decides.
+    in ``[evaluation.env_config]``): an environment that runs here and takes that key gets it set to true when
+    ``[evaluation.env_config]`` leaves it out; ``warnings`` says so, and warns where it is false or the task app
+    decides.
     """
 
     model_config = ConfigDict(extra="allow")
@@ -54,12 +56,12 @@ class EvalPolicyConfig(BaseModel):
     image_only_mode: bool | None = None
 
 
-#: Keys of ``[eval.policy_config]`` that are not the policy's own.
+#: Keys of ``[evaluation.policy_config]`` that are not the policy's own.
 _NOT_POLICY_KEYS = {"provider", "max_llm_calls"}
 
 
-class EvalSection(BaseModel):
-    """``[eval]``. Ours besides the reference's keys: ``traces`` (the trace store, a path or URL;
+class EvaluationSection(BaseModel):
+    """``[evaluation]``. Ours besides the reference's keys: ``traces`` (the trace store, a path or URL;
     default ``traces/proofgym.db``), ``max_time_s`` (per rollout) and ``api_key_env`` (the variable
     holding the task app's key; default ``ENVIRONMENT_API_KEY``, then ``PROOFGYM_API_KEY``,
     ``ENV_API_KEY``). With a ``task_app_url`` the rollouts run there and ``return_trace`` /
@@ -70,8 +72,9 @@ class EvalSection(BaseModel):
     :mod:`proofgym.evaluation._judges`); their keys are checked strictly.
 
     So that the reference's eval files run as written, a key this section does not know is kept aside and
-    reported by :meth:`warnings` (one line naming them all), never refused. A ``policy_name`` that is no proofgym policy (the reference's app-side name, such as
-    ``verilog-designer``) next to an inference provider or URL means the policy the provider implies.
+    reported by :meth:`warnings` (one line naming them all), never refused. A ``policy_name`` that is no proofgym
+    policy (the reference's app-side name, such as ``verilog-designer``) next to an inference provider or URL means
+    the policy the provider implies.
     """
 
     model_config = ConfigDict(extra="allow")
@@ -90,7 +93,7 @@ class EvalSection(BaseModel):
     max_time_s: float | None = Field(None, gt=0, allow_inf_nan=False)
     api_key_env: str | None = Field(None, min_length=1)
     env_config: dict[str, Any] = Field(default_factory=dict)
-    policy_config: EvalPolicyConfig = Field(default_factory=EvalPolicyConfig)
+    policy_config: PolicyConfigSection = Field(default_factory=PolicyConfigSection)
     judge: EvalJudgeConfig | None = None
     judges: list[EvalJudgeConfig] = Field(default_factory=list)
     _frames_turned_on: bool = PrivateAttr(False)
@@ -110,7 +113,7 @@ class EvalSection(BaseModel):
         return value
 
     @model_validator(mode="after")
-    def _runnable(self) -> EvalSection:
+    def _runnable(self) -> EvaluationSection:
         if self.task_app_url is None and self.env_name is None:
             raise ValueError("env_name is required when there is no task_app_url (the environment runs here)")
         if self.policy_name is None and self.policy_config.provider is None and \
@@ -120,9 +123,9 @@ class EvalSection(BaseModel):
         return self
 
     @model_validator(mode="after")
-    def _frames_rendered(self) -> EvalSection:
+    def _frames_rendered(self) -> EvaluationSection:
         """Frames asked for by the policy (``use_vision`` / ``image_only_mode``) turn on the environment's
-        ``use_vision`` when it runs here, takes that key, and ``[eval.env_config]`` does not set it (an explicit
+        ``use_vision`` when it runs here, takes that key, and ``[evaluation.env_config]`` does not set it (an explicit
         false is kept, and :meth:`warnings` says so)."""
         asked = self.policy_config.use_vision or self.policy_config.image_only_mode
         if not asked or self.task_app_url is not None or self.env_name is None or "use_vision" in self.env_config:
@@ -152,11 +155,11 @@ class EvalSection(BaseModel):
 
     @property
     def ignored_keys(self) -> list[str]:
-        """The keys of ``[eval]`` this section does not read, sorted."""
+        """The keys of ``[evaluation]`` this section does not read, sorted."""
         return sorted(self.model_extra or {})
 
     def judge_entries(self) -> list[tuple[str, EvalJudgeConfig]]:
-        """``(where, entry)`` of every judge: ``("eval.judge", ...)`` then ``("eval.judges[i]", ...)``."""
+        """``(where, entry)`` of every judge: ``("evaluation.judge", ...)`` then ``("evaluation.judges[i]", ...)``."""
         return judge_entries(self)
 
     def warnings(self) -> list[str]:
@@ -166,21 +169,21 @@ class EvalSection(BaseModel):
         lines = []
         unknown = self.ignored_keys
         if unknown:
-            lines.append(f"eval: ignoring unknown key{'s' if len(unknown) > 1 else ''} {', '.join(unknown)} "
+            lines.append(f"evaluation: ignoring unknown key{'s' if len(unknown) > 1 else ''} {', '.join(unknown)} "
                          f"(proofgym eval reads {', '.join(_known_keys())})")
         if self.policy_name is not None and self._policy_name_is_foreign():
-            lines.append(f"eval.policy_name: {self.policy_name!r} is not a proofgym policy; using "
+            lines.append(f"evaluation.policy_name: {self.policy_name!r} is not a proofgym policy; using "
                          f"{self.resolved_policy_name!r}, the policy of policy_config."
                          f"{'provider' if self.policy_config.provider else 'inference_url'}")
         shown = [key for key in ("use_vision", "image_only_mode") if getattr(self.policy_config, key)]
         if shown and self._frames_turned_on:
-            lines.append(f"eval.env_config: use_vision = true (set for policy_config.{shown[0]}: the environment "
+            lines.append(f"evaluation.env_config: use_vision = true (set for policy_config.{shown[0]}: the environment "
                          "renders the frame the model is shown)")
         elif shown and self.env_config.get("use_vision") is not True:
-            where = "[eval.env_config] or the task app's env config" if self.task_app_url else "[eval.env_config]"
+            where = "[evaluation.env_config]" + (" or the task app's env config" if self.task_app_url else "")
             verb = "show" if len(shown) > 1 else "shows"
-            lines.append(f"eval.policy_config: {' and '.join(shown)} {verb} the model the observation's frame, and "
-                         "an observation carries one only when the environment renders it (crafter: use_vision = "
+            lines.append(f"evaluation.policy_config: {' and '.join(shown)} {verb} the model the observation's frame, "
+                         "and an observation carries one only when the environment renders it (crafter: use_vision = "
                          f"true in {where})")
         return lines
 
@@ -199,7 +202,7 @@ class EvalSection(BaseModel):
 
     def policy_options(self) -> dict[str, Any]:
         """The config given to the policy: ``policy_config`` without ``provider`` and ``max_llm_calls``, with
-        ``[eval] model`` as the default model."""
+        ``[evaluation] model`` as the default model."""
         options = self.policy_config.model_dump(exclude_none=True, exclude=_NOT_POLICY_KEYS)
         if self.model is not None:
             options.setdefault("model", self.model)
@@ -209,7 +212,8 @@ class EvalSection(BaseModel):
 class ComputeSection(BaseModel):
     """``[compute]``: where the rollouts run. With ``ray_address`` (or ``proofgym eval --ray ADDRESS``) they run
     as Ray actors spread over that cluster (``auto``, ``host:port`` or ``ray://host:port``), each reserving
-    ``num_cpus`` CPUs; ``workers`` actors at most (default: ``[eval] concurrency``, capped by the cluster's CPUs)."""
+    ``num_cpus`` CPUs; ``workers`` actors at most (default: ``[evaluation] concurrency``, capped by the cluster's
+    CPUs)."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -231,16 +235,17 @@ class ComputeSection(BaseModel):
 
 
 class EvalConfig(BaseModel):
-    """A whole eval file: one ``[eval]`` table, and ``[compute]`` when the rollouts run on a Ray cluster."""
+    """A whole eval file (``kind = "eval"``): one ``[evaluation]`` table, and ``[compute]`` when the rollouts run on
+    a Ray cluster."""
 
     model_config = ConfigDict(extra="forbid")
 
-    eval: EvalSection
+    evaluation: EvaluationSection
     compute: ComputeSection | None = None
 
 
 def _known_keys() -> list[str]:
-    return sorted(EvalSection.model_fields)
+    return sorted(EvaluationSection.model_fields)
 
 
 def parse_seeds(value: Any) -> list[int]:
@@ -278,20 +283,21 @@ def parse_eval_config(data: dict[str, Any], *, source: str | Path = "<config>") 
     """Validate eval config data strictly (``concurrency = true`` is not a number); ``ConfigError`` has one
     line per problem, naming the source and the key path. Each judge's rubric is read here, so that a bad
     rubric stops the eval before any rollout. Data of another kind of file (a run or RL config) is one line naming
-    the command that reads it."""
-    require_config_kind(data, source, EVAL_CONFIG)
+    the command that reads it. A ``kind`` key must say ``eval``; a file without one, or with the old ``[eval]``
+    table, loads with a deprecation line (:func:`~proofgym.config.normalize_config`)."""
+    data = normalize_config(data, source=source, kind=EVAL_CONFIG)
     try:
         config = EvalConfig.model_validate(data, strict=True)
     except ValidationError as exc:
         problems = [_with_expected_keys(problem) for problem in config_problems(exc.errors())]
         raise ConfigError("\n".join(problem_line(source, problem) for problem in problems),
                           problems=problems) from None
-    _check_local_policy(config.eval, source)
-    check_judges(config.eval.judge_entries(), source)
+    _check_local_policy(config.evaluation, source)
+    check_judges(config.evaluation.judge_entries(), source)
     return config
 
 
-def _check_local_policy(section: EvalSection, source: str | Path) -> None:
+def _check_local_policy(section: EvaluationSection, source: str | Path) -> None:
     """A ``policy_name`` that names no policy, when the policy is built here (no task app, which knows its own
     policies): refused with the file and the key, before any rollout."""
     if section.task_app_url is not None or section.policy_name is None or section._policy_name_is_foreign():
@@ -300,7 +306,8 @@ def _check_local_policy(section: EvalSection, source: str | Path) -> None:
 
     known = policy_names()
     if section.policy_name not in known:
-        problem = {"loc": ("eval", "policy_name"), "msg": f"unknown policy {section.policy_name!r}; expected one of "
+        problem = {"loc": ("evaluation", "policy_name"),
+                   "msg": f"unknown policy {section.policy_name!r}; expected one of "
                    f"{', '.join(known)}", "input": section.policy_name, "type": "value_error"}
         raise ConfigError(problem_line(source, problem), problems=[problem])
 
@@ -308,7 +315,7 @@ def _check_local_policy(section: EvalSection, source: str | Path) -> None:
 def _with_expected_keys(problem: dict[str, Any]) -> dict[str, Any]:
     """An unknown key of a judge entry, with the keys an entry may have."""
     loc = problem["loc"]
-    in_judge = loc[:2] == ("eval", "judge") or (loc[:2] == ("eval", "judges") and len(loc) > 2)
+    in_judge = loc[:2] == ("evaluation", "judge") or (loc[:2] == ("evaluation", "judges") and len(loc) > 2)
     if problem["type"] != "extra_forbidden" or not in_judge or "panel" in loc:
         return problem
     return {**problem, "type": "value_error",

@@ -1,8 +1,8 @@
-"""The judges of an eval: ``[eval.judge]`` and ``[[eval.judges]]``, each scoring every finished trajectory.
+"""The judges of an eval: ``[evaluation.judge]`` and ``[[evaluation.judges]]``, each scoring every finished trajectory.
 
 An entry is either the reference's form, Python code the user owns::
 
-    [eval.judge]
+    [evaluation.judge]
     path = "judges/mine.py"        # or module = "pkg.mod" / "pkg.mod:attr"
     name = "mine"                  # the judge's name in the report
     model = "m"                    # passed to a factory that takes it, as are timeout_s, backend_url and options
@@ -10,8 +10,8 @@ An entry is either the reference's form, Python code the user owns::
 
 or ours, a rubric and the LLM that judges its non-programmatic criteria::
 
-    [eval.judge]
-    rubric = "rubrics/verilog.yaml"    # or an inline [eval.judge.rubric], in either rubric form
+    [evaluation.judge]
+    rubric = "rubrics/verilog.yaml"    # or an inline [evaluation.judge.rubric], in either rubric form
     judge_url = "http://127.0.0.1:8001/v1"
     model = "judge-model"
     api_key_env = "JUDGE_API_KEY"
@@ -78,7 +78,8 @@ class PanelMember(BaseModel):
 
 
 class EvalJudgeConfig(BaseModel):
-    """One ``[eval.judge]`` / ``[[eval.judges]]`` entry (see the module docstring). Unknown keys are refused."""
+    """One ``[evaluation.judge]`` / ``[[evaluation.judges]]`` entry (see the module docstring). Unknown keys are
+    refused."""
 
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
@@ -154,19 +155,19 @@ class EvalJudgeConfig(BaseModel):
 
 
 def expected_judge_keys() -> list[str]:
-    """The keys an ``[eval.judge]`` entry may have, as a file spells them."""
+    """The keys an ``[evaluation.judge]`` entry may have, as a file spells them."""
     return sorted(f.alias or name for name, f in EvalJudgeConfig.model_fields.items())
 
 
 def check_judges(entries: Sequence[tuple[str, EvalJudgeConfig]], source: Any) -> None:
     """Read each entry's rubric and check what the entries need of each other; :class:`ConfigError` naming
-    ``source`` and the entry (``eval.judge`` / ``eval.judges[i]``) for each problem."""
+    ``source`` and the entry (``evaluation.judge`` / ``evaluation.judges[i]``) for each problem."""
     problems: list[str] = []
     names: dict[str, str] = {}
     for where, entry in entries:
         name = judge_name(where, entry)
-        if where.startswith("eval.judges[") and entry.name is None:
-            problems.append(f"{source}: {where}.name: required key missing (each of [[eval.judges]] is named)")
+        if where.startswith("evaluation.judges[") and entry.name is None:
+            problems.append(f"{source}: {where}.name: required key missing (each of [[evaluation.judges]] is named)")
         elif name in names:
             problems.append(f"{source}: {where}.name: {name!r} is also the name of {names[name]}")
         names.setdefault(name, where)
@@ -185,12 +186,12 @@ def check_judges(entries: Sequence[tuple[str, EvalJudgeConfig]], source: Any) ->
 
 
 def judge_name(where: str, entry: EvalJudgeConfig) -> str:
-    """The name a judge is reported under: its ``name``, else ``judge`` (``[eval.judge]``) or ``judge<i+1>``."""
+    """The name a judge is reported under: its ``name``, else ``judge`` (``[evaluation.judge]``) or ``judge<i+1>``."""
     if entry.name is not None:
         return entry.name
-    if where == "eval.judge":
+    if where == "evaluation.judge":
         return "judge"
-    return f"judge{int(where.removeprefix('eval.judges[').rstrip(']')) + 1}"
+    return f"judge{int(where.removeprefix('evaluation.judges[').rstrip(']')) + 1}"
 
 
 def _read_rubrics(entry: EvalJudgeConfig, source: Any, where: str) -> RubricSet:
@@ -452,7 +453,7 @@ class _TimeLimited:
 
 
 def judge_entries(section: Any) -> list[tuple[str, EvalJudgeConfig]]:
-    """``(where, entry)`` of ``[eval.judge]`` then each of ``[[eval.judges]]``."""
-    entries = [] if section.judge is None else [("eval.judge", section.judge)]
-    return entries + [(f"eval.judges[{i}]", entry) for i, entry in enumerate(section.judges)]
+    """``(where, entry)`` of ``[evaluation.judge]`` then each of ``[[evaluation.judges]]``."""
+    entries = [] if section.judge is None else [("evaluation.judge", section.judge)]
+    return entries + [(f"evaluation.judges[{i}]", entry) for i, entry in enumerate(section.judges)]
 

@@ -28,7 +28,7 @@ import time
 from pathlib import Path
 from typing import Any, Mapping, Protocol
 
-from proofgym.evaluation._config import ComputeSection, EvalSection
+from proofgym.evaluation._config import ComputeSection, EvaluationSection
 from proofgym.evaluation._report import SeedResult
 from proofgym.http import RL_ROLLOUT_TRIES, TaskAppClient, TaskAppRollout
 from proofgym.runtime import RayActorPool, RayWorkerLost, connect_ray
@@ -91,7 +91,7 @@ class RayRollouts(_ActorRollouts):
     Postgres trace store each actor writes its sessions there itself (:attr:`writes_traces`); otherwise sessions
     come back to the driver, the one writer."""
 
-    def __init__(self, section: EvalSection, env_name: str, run_id: str, compute: ComputeSection) -> None:
+    def __init__(self, section: EvaluationSection, env_name: str, run_id: str, compute: ComputeSection) -> None:
         self.writes_traces = shared_store(section.traces)
         store = section.traces if self.writes_traces else None
         super().__init__(_RolloutHost, (section, env_name, run_id, store), compute=compute,
@@ -107,7 +107,7 @@ class RayRollouts(_ActorRollouts):
 class _RolloutHost:
     """A Ray actor that rolls out seeds of one eval with its own policy (and its own trace store connection)."""
 
-    def __init__(self, section: EvalSection, env_name: str, run_id: str, traces: str | None) -> None:
+    def __init__(self, section: EvaluationSection, env_name: str, run_id: str, traces: str | None) -> None:
         import ray
 
         from proofgym.evaluation._runner import _build_policy

@@ -6,7 +6,7 @@ import os
 import time
 from typing import Any, Mapping
 
-from proofgym.evaluation._config import EvalSection
+from proofgym.evaluation._config import EvaluationSection
 from proofgym.evaluation._errors import EvalError
 from proofgym.evaluation._report import SeedResult, achievements_of
 from proofgym.http import TaskAppClient, TaskAppError, session_of
@@ -17,13 +17,13 @@ from proofgym.traces import SessionTrace
 _KEY_VARIABLES = ("ENVIRONMENT_API_KEY", "PROOFGYM_API_KEY", "ENV_API_KEY")
 
 
-def task_app_key(section: EvalSection) -> str | None:
+def task_app_key(section: EvaluationSection) -> str | None:
     """The key to send: ``$api_key_env`` when set (an error if that variable is empty), else the first of
     ``ENVIRONMENT_API_KEY``, ``PROOFGYM_API_KEY``, ``ENV_API_KEY``, else ``None``."""
     if section.api_key_env is not None:
         value = os.environ.get(section.api_key_env, "").strip()
         if not value:
-            raise EvalError(f"eval.api_key_env: the environment variable {section.api_key_env!r} is not set")
+            raise EvalError(f"evaluation.api_key_env: the environment variable {section.api_key_env!r} is not set")
         return value
     for name in _KEY_VARIABLES:
         value = os.environ.get(name, "").strip()
@@ -37,7 +37,7 @@ class RemoteRollouts:
     (:class:`~proofgym.http.TaskAppClient`): ``info()`` checks the app, ``rollout()`` runs a seed (tried once: a
     refused request or a lost connection is a ``failed`` result, never an exception)."""
 
-    def __init__(self, section: EvalSection) -> None:
+    def __init__(self, section: EvaluationSection) -> None:
         assert section.task_app_url is not None
         self.section = section
         read = None if section.max_time_s is None else section.max_time_s + 60.0
@@ -58,10 +58,10 @@ class RemoteRollouts:
             return await self._client.info()
         except TaskAppError as exc:
             if exc.status is None:
-                raise EvalError(f"eval.task_app_url: {exc}") from None
+                raise EvalError(f"evaluation.task_app_url: {exc}") from None
             if exc.status == 401:
                 raise EvalError(f"{exc}: set ENVIRONMENT_API_KEY, or name the variable holding it in "
-                                "eval.api_key_env") from None
+                                "evaluation.api_key_env") from None
             raise EvalError(str(exc)) from None
 
     async def rollout(self, body: Mapping[str, Any], seed: int) -> tuple[SeedResult, SessionTrace | None]:
@@ -78,7 +78,7 @@ class RemoteRollouts:
                               error=f"the task app's answer is not a rollout response: {exc}"), None
 
 
-def rollout_request(section: EvalSection, env_name: str, seed: int, run_id: str,
+def rollout_request(section: EvaluationSection, env_name: str, seed: int, run_id: str,
                     policy_config: Mapping[str, Any]) -> dict[str, Any]:
     """The ``POST /rollout`` body for ``seed``."""
     env: dict[str, Any] = {"env_name": env_name, "seed": seed}

@@ -12,7 +12,7 @@ from typing import Any, Callable
 from proofgym.config import ConfigError
 from proofgym.core import redact_url
 from proofgym.envs import env_names, make
-from proofgym.evaluation._config import ComputeSection, EvalConfig, EvalSection
+from proofgym.evaluation._config import ComputeSection, EvalConfig, EvaluationSection
 from proofgym.evaluation._errors import EvalError
 from proofgym.evaluation._judges import EvalJudge, build_judges, invalid_verdicts
 from proofgym.evaluation._report import EvalReport, JudgeStats, SeedResult, achievements_of
@@ -22,18 +22,18 @@ from proofgym.traces import (DEFAULT_PATH, DuplicateSessionError, SessionTrace, 
 OnResult = Callable[[SeedResult], Any]
 
 
-def run_eval(config: EvalConfig | EvalSection, *, on_result: OnResult | None = None,
+def run_eval(config: EvalConfig | EvaluationSection, *, on_result: OnResult | None = None,
              judges: list[EvalJudge] | None = None, compute: ComputeSection | None = None) -> EvalReport:
     """Run an evaluation to the end (see :func:`evaluate`)."""
     return asyncio.run(evaluate(config, on_result=on_result, judges=judges, compute=compute))
 
 
-async def evaluate(config: EvalConfig | EvalSection, *, on_result: OnResult | None = None,
+async def evaluate(config: EvalConfig | EvaluationSection, *, on_result: OnResult | None = None,
                    judges: list[EvalJudge] | None = None, compute: ComputeSection | None = None) -> EvalReport:
     """Roll out every seed of ``config`` and return the report; ``on_result(result)`` is called as each finishes.
 
-    Then every judge (``judges``, else those the config's ``[eval.judge]`` / ``[[eval.judges]]`` build) scores
-    every rollout that ended ``ok`` and left a trace; the judges are closed at the end either way.
+    Then every judge (``judges``, else those the config's ``[evaluation.judge]`` / ``[[evaluation.judges]]``
+    build) scores every rollout that ended ``ok`` and left a trace; the judges are closed at the end either way.
 
     With ``task_app_url`` the rollouts run on that task app (``POST /rollout``), otherwise here
     (``proofgym.rollouts.run_rollout``). Every session is stored in the trace store under a new
@@ -44,7 +44,7 @@ async def evaluate(config: EvalConfig | EvalSection, *, on_result: OnResult | No
     ``compute`` (default: the config's ``[compute]``) with a ``ray_address`` runs the local rollouts on that
     Ray cluster instead (:class:`~proofgym.evaluation._ray_rollouts.RayRollouts`).
     """
-    section = config.eval if isinstance(config, EvalConfig) else config
+    section = config.evaluation if isinstance(config, EvalConfig) else config
     if compute is None and isinstance(config, EvalConfig):
         compute = config.compute
     if judges is None:
@@ -56,7 +56,7 @@ async def evaluate(config: EvalConfig | EvalSection, *, on_result: OnResult | No
             await judge.aclose()
 
 
-async def _evaluate(section: EvalSection, on_result: OnResult | None, judges: list[EvalJudge],
+async def _evaluate(section: EvaluationSection, on_result: OnResult | None, judges: list[EvalJudge],
                     compute: ComputeSection | None = None) -> EvalReport:
     run_id = f"eval-{uuid.uuid4().hex[:12]}"
     if section.task_app_url is not None:
@@ -66,7 +66,7 @@ async def _evaluate(section: EvalSection, on_result: OnResult | None, judges: li
             info = await client.info()
             env_name = section.env_name or str(info.get("env_name"))
             if env_name != info.get("env_name"):
-                raise EvalError(f"eval.env_name is {env_name!r} but the task app at {client.shown_url} serves "
+                raise EvalError(f"evaluation.env_name is {env_name!r} but the task app at {client.shown_url} serves "
                                 f"{info.get('env_name')!r}")
             options = section.policy_options()
 
@@ -88,13 +88,13 @@ async def _evaluate(section: EvalSection, on_result: OnResult | None, judges: li
         await policy.aclose()
 
 
-async def _run(section: EvalSection, run_id: str, env_name: str, rollout: Callable[[int], Any],
+async def _run(section: EvaluationSection, run_id: str, env_name: str, rollout: Callable[[int], Any],
                on_result: OnResult | None, judges: list[EvalJudge], *, write_sessions: bool = True) -> EvalReport:
     with _open_store(section) as store:
         return await _run_seeds(section, store, run_id, env_name, rollout, on_result, judges, write_sessions)
 
 
-async def _run_on_ray(section: EvalSection, run_id: str, env_name: str, compute: ComputeSection,
+async def _run_on_ray(section: EvaluationSection, run_id: str, env_name: str, compute: ComputeSection,
                       on_result: OnResult | None, judges: list[EvalJudge]) -> EvalReport:
     from proofgym.evaluation._ray_rollouts import RayRollouts
 
@@ -111,7 +111,7 @@ async def _run_on_ray(section: EvalSection, run_id: str, env_name: str, compute:
     return report
 
 
-async def _run_seeds(section: EvalSection, store: TraceStore, run_id: str, env_name: str,
+async def _run_seeds(section: EvaluationSection, store: TraceStore, run_id: str, env_name: str,
                      rollout: Callable[[int], Any], on_result: OnResult | None,
                      judges: list[EvalJudge], write_sessions: bool = True) -> EvalReport:
     report = EvalReport(run_id=run_id, env_name=env_name, policy_name=section.resolved_policy_name,
@@ -169,7 +169,7 @@ def _stored_by_the_app(store: TraceStore, session_id: str, error: BaseException,
     return stored is not None and stored.run_id == run_id
 
 
-async def _judge(section: EvalSection, judges: list[EvalJudge], results: list[SeedResult],
+async def _judge(section: EvaluationSection, judges: list[EvalJudge], results: list[SeedResult],
                  sessions: dict[int, SessionTrace]) -> tuple[list[SeedResult], list[JudgeStats]]:
     """Every judge's score of every rollout that ended ``ok`` with a trace, in each result's ``judge_scores``."""
     finished = [r for r in results if r.ok]
@@ -191,7 +191,7 @@ async def _judge(section: EvalSection, judges: list[EvalJudge], results: list[Se
     return [replace(r, judge_scores=scores[r.seed]) if r.seed in scores else r for r in results], stats
 
 
-async def _rollout_here(section: EvalSection, env_name: str, policy: Any, seed: int,
+async def _rollout_here(section: EvaluationSection, env_name: str, policy: Any, seed: int,
                         run_id: str) -> tuple[SeedResult, SessionTrace | None]:
     from proofgym.rollouts import run_rollout
 
@@ -217,27 +217,27 @@ async def _rollout_here(section: EvalSection, env_name: str, policy: Any, seed: 
                       achievements=achievements_of(session.steps[-1].info if session.steps else None)), session
 
 
-def _open_store(section: EvalSection) -> TraceStore:
+def _open_store(section: EvaluationSection) -> TraceStore:
     source = section.traces or DEFAULT_PATH
     try:
         return TraceStore(source)
     except Exception as exc:  # noqa: BLE001 - any failure to open the store stops the start, with its reason
-        raise EvalError(f"eval.traces: cannot open the trace store {redact_url(str(source))!r}: "
+        raise EvalError(f"evaluation.traces: cannot open the trace store {redact_url(str(source))!r}: "
                         f"{exc}") from None
 
 
-def _check_environment(section: EvalSection) -> str:
+def _check_environment(section: EvaluationSection) -> str:
     assert section.env_name is not None
     if section.env_name not in env_names():
-        raise EvalError(f"eval.env_name: unknown environment {section.env_name!r}; expected one of {env_names()}")
+        raise EvalError(f"evaluation.env_name: unknown environment {section.env_name!r}; expected one of {env_names()}")
     try:
         make(section.env_name, **section.env_config).close()
     except (ValueError, TypeError) as exc:
-        raise EvalError(f"eval.env_config: {exc}") from None
+        raise EvalError(f"evaluation.env_config: {exc}") from None
     return section.env_name
 
 
-def _build_policy(section: EvalSection, env_name: str) -> Any:
+def _build_policy(section: EvaluationSection, env_name: str) -> Any:
     from proofgym.policies import build_policy
 
     options = section.policy_options()
@@ -247,4 +247,4 @@ def _build_policy(section: EvalSection, env_name: str) -> Any:
     try:
         return build_policy(section.resolved_policy_name, options)
     except (ConfigError, ValueError, TypeError) as exc:
-        raise EvalError(f"eval.policy_config: {exc}") from None
+        raise EvalError(f"evaluation.policy_config: {exc}") from None

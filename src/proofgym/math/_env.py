@@ -29,7 +29,7 @@ ANSWER_TOOL = answer_tool(
 
 
 def default_math_run_config(problems: str = "builtin") -> RunConfig:
-    """The math reward path shipped as ``proofgym/math/math.run.yaml`` (``configs/math.yaml`` links to it), its
+    """The math reward path shipped as ``proofgym/math/math.run.yaml`` (``configs/run/math.yaml`` links to it), its
     parser reading gold answers from ``problems``."""
     path = Path(str(importlib.resources.files("proofgym.math") / "math.run.yaml"))
     data = load_yaml(path.read_text(encoding="utf-8"))

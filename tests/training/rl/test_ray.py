@@ -37,7 +37,7 @@ def test_the_command_names_a_bad_ray_address_and_refuses_it_for_trl_configs(tmp_
                     '[rollout]\nenv_name = "fact_finding"\n', encoding="utf-8")
     result = runner.invoke(app, ["train", "--config", str(toml), "--ray", "no such address"])
     assert result.exit_code == 2 and "--ray: compute.ray_address" in " ".join(result.output.split())
-    result = runner.invoke(app, ["train", "--config", "configs/train_grant_tiny.yaml", "--ray", "auto"])
+    result = runner.invoke(app, ["train", "--config", "configs/run/train_grant_tiny.yaml", "--ray", "auto"])
     assert result.exit_code == 2 and "--ray is for RL configs" in result.output
 
 

@@ -1,10 +1,12 @@
-"""The RL config (``rl.toml``): the reference's sections and keys, read strictly.
+"""The RL config (``kind = "rl"``, ``configs/rl/``): the reference's sections and keys, read strictly.
 
 ``[algorithm] [services] [model] [lora] [rollout] [evaluation] [training] [rubric] [judge]`` are honoured;
 ``[compute]``'s Ray keys (``ray_address``, ``num_cpus``, ``workers``, ``policy_host``) are honoured too.
-Its other keys, ``[topology] [vllm] [reference]`` and a few keys of the hosted trainer (``training.weight_sync.targets``,
-``judge.options.weights``, ...) say how a GPU cluster is laid out: they are recorded and reported once
-(:meth:`RLConfig.machine_notes`), never refused. Any other unknown key is an error naming it.
+Its other keys, ``[topology] [vllm] [reference]`` and a few keys of the hosted trainer
+(``training.weight_sync.targets``, ``judge.options.weights``, ...) say how a GPU cluster is laid out: they are
+recorded and reported once (:meth:`RLConfig.machine_notes`), never refused. Any other unknown key is an error naming
+it. A file without ``kind`` (the reference's) loads with one deprecation line
+(:func:`~proofgym.config.normalize_config`).
 """
 
 from __future__ import annotations
@@ -19,9 +21,9 @@ from proofgym.config import (
     ConfigError,
     config_kind,
     config_problems,
+    normalize_config,
     problem_line,
     read_config_file,
-    require_config_kind,
 )
 from proofgym.evaluation import ComputeSection as EvalComputeSection
 
@@ -113,7 +115,7 @@ class LoraSection(_Strict):
     target_modules: list[str] = Field(default_factory=lambda: ["all-linear"], min_length=1)
 
 
-class StepRewardsConfig(_Strict):
+class StepRewardsSection(_Strict):
     """``[rollout.env_config.step_rewards]``: decision-level credit (``decision_stepwise``)."""
 
     enabled: bool = False
@@ -146,8 +148,8 @@ class RolloutSection(_Strict):
         return value
 
     @property
-    def step_rewards(self) -> StepRewardsConfig:
-        return StepRewardsConfig.model_validate(self.env_config.get("step_rewards") or {}, strict=True)
+    def step_rewards(self) -> StepRewardsSection:
+        return StepRewardsSection.model_validate(self.env_config.get("step_rewards") or {}, strict=True)
 
     def env_options(self) -> dict[str, Any]:
         """The environment's own config (``step_rewards`` is the trainer's)."""
@@ -347,7 +349,7 @@ class RLConfig(_Strict):
     def on_ray(self, address: str) -> RLConfig:
         """This config with its rollouts on the Ray cluster at ``address`` (``proofgym train --ray``); a
         ``ConfigError`` names the problem."""
-        data = self.model_dump(exclude_unset=True)
+        data = {"kind": RL_CONFIG.tag, **self.model_dump(exclude_unset=True)}
         data.setdefault("compute", {})["ray_address"] = address
         return parse_rl_config(data, source="--ray")
 
@@ -416,8 +418,9 @@ class RLConfig(_Strict):
 
 def parse_rl_config(data: dict[str, Any], *, source: str | Path = "<config>") -> RLConfig:
     """Validate RL config data; ``ConfigError`` has one line per problem, naming the source and the key, or one line
-    naming the command that reads ``data`` when it is another kind of file (an eval or run config)."""
-    require_config_kind(data, source, RL_CONFIG)
+    naming the command that reads ``data`` when it is another kind of file (an eval or run config). A ``kind`` key
+    must say ``rl``; a file without one loads with a deprecation line (:func:`~proofgym.config.normalize_config`)."""
+    data = normalize_config(data, source=source, kind=RL_CONFIG)
     try:
         return RLConfig.model_validate(data)
     except ValidationError as exc:
@@ -427,14 +430,14 @@ def parse_rl_config(data: dict[str, Any], *, source: str | Path = "<config>") ->
 
 
 def load_rl_config(path: str | Path) -> RLConfig:
-    """Read and validate an RL config file (TOML, or YAML / JSON)."""
+    """Read and validate an RL config file (``kind = "rl"``; TOML, or YAML / JSON)."""
     return parse_rl_config(read_config_file(path), source=Path(path))
 
 
 def is_rl_config(path: str | Path) -> bool:
-    """Whether ``path`` is an RL config (:data:`~proofgym.config.RL_CONFIG`, recognised by
-    :func:`~proofgym.config.config_kind`), or a ``.toml`` file of no clear kind without a ``train`` section: the
-    RL reader reports what it lacks (a YAML run config with a ``train:`` section goes to the TRL trainer)."""
+    """Whether ``path`` is an RL config: it declares ``kind = "rl"``, or (an old file without a kind) is recognised
+    as one by :func:`~proofgym.config.config_kind`, or is a ``.toml`` file of no clear kind without a run config's old
+    ``train`` section, whose problems the RL reader reports (a run config goes to the TRL trainer)."""
     path = Path(path)
     if not path.is_file():
         return False
