@@ -176,7 +176,8 @@ def test_the_defaults_are_the_documented_ones():
         == (DEFAULT_HEADER_TIMEOUT_S, DEFAULT_BODY_TIMEOUT_S, DEFAULT_MAX_CONNECTIONS) == (10.0, 30.0, 256)
     reward_options = _option_defaults(serve_reward_command)
     assert (reward_options["header_timeout_s"], reward_options["body_timeout_s"], reward_options["max_connections"]) \
-        == (reward_app.DEFAULT_HEADER_TIMEOUT_S, reward_app.DEFAULT_BODY_TIMEOUT_S, reward_app.DEFAULT_MAX_CONNECTIONS) \
+        == (reward_app.DEFAULT_HEADER_TIMEOUT_S, reward_app.DEFAULT_BODY_TIMEOUT_S,
+            reward_app.DEFAULT_MAX_CONNECTIONS) \
         == (10.0, 60.0, 1024)
 
 

@@ -65,7 +65,8 @@ def test_a_float_is_a_float_whatever_the_shaper_returns():
 
     content = reward_app.response_content([Item()], invalid_fill=0.0)
     assert content == reward_app.build_response([Item()], invalid_fill=0.0).model_dump()
-    assert reward_app.response_bytes(content).startswith(b'{"rewards":[1.0],"scores":[1.0],"extra_logs":{"format":[1.0]')
+    assert reward_app.response_bytes(content).startswith(
+        b'{"rewards":[1.0],"scores":[1.0],"extra_logs":{"format":[1.0]')
 
 
 @pytest.mark.parametrize("body, loc", [

@@ -28,8 +28,8 @@ def _read_until_closed(sock: socket.socket) -> bytes:
 def test_serve_reward_cuts_off_slow_clients_and_caps_its_connections():
     environ = {**os.environ, "PROOFGYM_API_KEY": KEY}
     command = [sys.executable, "-c", "from proofgym.cli import main; main()", "serve-reward", "--config",
-               str(ROOT / "configs" / "run" / "grant_eligibility.yaml"), "--port", "0", "--header-timeout-s", str(TIMEOUT_S),
-               "--body-timeout-s", str(TIMEOUT_S), "--max-connections", "1"]
+               str(ROOT / "configs" / "run" / "grant_eligibility.yaml"), "--port", "0",
+               "--header-timeout-s", str(TIMEOUT_S), "--body-timeout-s", str(TIMEOUT_S), "--max-connections", "1"]
     process = subprocess.Popen(command, env=environ, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
         log = []

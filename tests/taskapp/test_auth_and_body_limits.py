@@ -87,7 +87,8 @@ def test_a_body_within_the_limit_is_replayed_to_the_app(make_client):
     response = client.post("/rollout", content=chunks(), headers={"Content-Type": "application/json"})
     assert response.status_code == 200, response.text
     assert response.json()["trajectories"][0]["steps"][0]["tool_calls"] == [
-        {"id": "call_0", "type": "function", "function": {"name": "answer", "arguments": json.dumps({"text": "x" * 1000})}}]
+        {"id": "call_0", "type": "function",
+         "function": {"name": "answer", "arguments": json.dumps({"text": "x" * 1000})}}]
 
 
 def _call_guard(headers, body_chunks, *, max_body_bytes=10):

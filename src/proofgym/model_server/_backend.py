@@ -341,7 +341,8 @@ class GenerationBackend:
             return [self.tokenizer.decode([token]) for token in token_ids]
 
     def vocabulary(self) -> Any:
-        """The tokenizer data constrained decoding walks (:class:`~proofgym.model_server._constrained.TokenizerVocabulary`)."""
+        """The tokenizer data constrained decoding walks
+        (:class:`~proofgym.model_server._constrained.TokenizerVocabulary`)."""
         from proofgym.model_server._constrained import TokenizerVocabulary
 
         if self._vocabulary is None:

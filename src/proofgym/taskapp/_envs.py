@@ -4,8 +4,8 @@ Which keys a request may set: those the operator allows (``--allow-env-override 
 reference client's keys, :data:`REQUEST_KEYS` (``difficulty``, ``split``, ``index``: synth-ai's ``eval`` sends
 ``split`` and ``index`` with every rollout, its eval files ``difficulty``), less those the operator forbids
 (``--forbid-env-override KEY``, given to :class:`EnvProvider` as ``"!KEY"``); ``difficulty`` only where the
-environment accepts one of the reference's values (allowing it explicitly offers it anyway). Any other key must repeat the app's value:
-the sandbox, limits and files on the server are the operator's.
+environment accepts one of the reference's values (allowing it explicitly offers it anyway). Any other key must
+repeat the app's value: the sandbox, limits and files on the server are the operator's.
 """
 
 from __future__ import annotations

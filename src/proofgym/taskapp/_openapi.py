@@ -64,7 +64,8 @@ def rollout_contract(*, env_name: str, policies: Mapping[str, type[BaseModel] | 
         env["config"] = _env_config(base_env_config, overridable, difficulties)
         if refused_selections:
             env["config"]["not"] = {"anyOf": [
-                {"required": sorted(selection), "properties": {key: {"const": value} for key, value in selection.items()}}
+                {"required": sorted(selection),
+                 "properties": {key: {"const": value} for key, value in selection.items()}}
                 for selection in refused_selections]}
             env["config"]["description"] += "; a selection with no task (see not) is refused"
         variants = {name: _policy_variant(name, model, env_name, server_only_keys)
