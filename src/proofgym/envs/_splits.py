@@ -18,6 +18,7 @@ How ``split``, ``index`` and the seed combine (the seed is ``reset``'s argument,
 from __future__ import annotations
 
 from dataclasses import dataclass
+from collections.abc import Callable
 from typing import Any, Mapping, Protocol, Self, Sequence, runtime_checkable
 
 from proofgym.core import ConfigError
@@ -173,8 +174,9 @@ class SplitEnv:
     environment with the ``i``-th seed of the split (``index``, when the selection has one, must equal ``i``).
 
     Everything else is the wrapped environment's (``tools``, ``step``, ``blocking``, ``accepts_text``, its own
-    attributes); ``oracle_actions(i)`` is the wrapped one's for the same seed. The first observation's ``data``
-    also says ``split``, ``index`` (the position) and ``env_seed`` (the environment's seed it stands for).
+    attributes); ``oracle_actions(i)`` is the wrapped one's for the same seed (``None`` when it has none). The first
+    observation's ``data`` also says ``split``, ``index`` (the position) and ``env_seed`` (the environment's seed it
+    stands for).
     """
 
     def __init__(self, env: Environment, selection: SplitSelection) -> None:
@@ -205,11 +207,13 @@ class SplitEnv:
     def step(self, action: Any) -> StepResult:
         return self.env.step(action)
 
-    def oracle_actions(self, seed: int) -> Sequence[Any]:
+    @property
+    def oracle_actions(self) -> Callable[[int], Sequence[Any]] | None:
+        """The wrapped environment's oracle, for a position in the split; ``None`` when it has none."""
         oracle = env_hook(self.env, "oracle_actions")
         if not callable(oracle):
-            raise AttributeError(f"{type(self.env).__name__} has no oracle_actions")
-        return oracle(self.env_seed(seed))
+            return None
+        return lambda seed: oracle(self.env_seed(seed))
 
     def close(self) -> None:
         self.env.close()
