@@ -12,7 +12,7 @@ app's own 422 for an invalid body. A body within the limits is read once and rep
 from __future__ import annotations
 
 import asyncio
-from typing import Any, Awaitable, Callable, Collection, MutableMapping
+from typing import Any, Awaitable, Callable, Collection, MutableMapping, Sequence
 
 from proofgym.core import MAX_DEPTH, json_limit_problem
 from proofgym.http._auth import key_matches, presented_keys
@@ -134,7 +134,7 @@ async def _before(deadline: float | None, receiving: Awaitable[Message]) -> Mess
         return await receiving
 
 
-async def _reply(send: Send, status: int, detail: Any, extra: list[tuple[bytes, bytes]] = ()) -> None:
+async def _reply(send: Send, status: int, detail: Any, extra: Sequence[tuple[bytes, bytes]] = ()) -> None:
     body = json_bytes({"detail": detail})
     headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()), *extra]
     if status in (408, 413):

@@ -31,6 +31,7 @@ _ERRORS: dict[int, str] = {
          "connection limit",
 }
 
+
 def error_responses(*, keyed: bool, extra: Mapping[int, Mapping[str, Any]] | None = None) -> dict[int | str, Any]:
     """The error statuses any route may answer, for FastAPI's ``responses=``, each with :class:`ErrorResponse`.
 
@@ -38,7 +39,8 @@ def error_responses(*, keyed: bool, extra: Mapping[int, Mapping[str, Any]] | Non
     """
     responses: dict[int | str, Any] = {status: {"model": ErrorResponse, "description": text}
                                        for status, text in _ERRORS.items() if keyed or status != 401}
-    responses.update(extra or {})
+    for status, entry in (extra or {}).items():  # replacing or adding, as dict.update would
+        responses[status] = entry
     # At the connection limit uvicorn itself answers, in plain text (see proofgym.http._timeouts).
     busy = responses[503]
     busy["content"] = {**busy.get("content", {}), "text/plain": {"schema": {"type": "string"}}}
@@ -55,7 +57,8 @@ def publish(app: Any, *transforms: Callable[[Schema], None]) -> None:
             for transform in transforms:
                 transform(schema)
             app.openapi_schema = schema
-        return app.openapi_schema
+        published: Schema = app.openapi_schema
+        return published
 
     app.openapi = openapi
 
