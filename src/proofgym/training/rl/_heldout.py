@@ -108,14 +108,15 @@ class OracleGold:
         return self._known[seed]
 
     def _play(self, seed: int) -> str | None:
-        if self._env is None:
-            from proofgym.envs import make
+        from proofgym.envs import env_hook, make
 
+        if self._env is None:
             self._env = make(self.env_name, **self.options)
-        if not hasattr(self._env, "oracle_actions"):
+        oracle = env_hook(self._env, "oracle_actions")
+        if oracle is None:
             return None
         gold = None
-        for action in self._env.oracle_actions(seed):  # resets the episode
+        for action in oracle(seed):  # resets the episode
             step = self._env.step(action)
             found = step.info.get("gold") if isinstance(step.info, Mapping) else None
             gold = found if isinstance(found, str) and found else gold
