@@ -40,7 +40,7 @@ def worker(threads: int, steps: int, sft_steps: int) -> dict[str, float]:
 
     torch.set_num_threads(threads)
     from proofgym.policies import build_tiny_model
-    from proofgym.training import (CompactGRPO, DemoSettings, SFTConfig, demo_completion, demo_rows, demo_run_config,
+    from proofgym.training import (CompactGRPO, DemoSettings, demo_completion, demo_rows, demo_run_config,
                                    evaluate_heldout, sft_warmup)
 
     torch.manual_seed(0)
@@ -53,7 +53,8 @@ def worker(threads: int, steps: int, sft_steps: int) -> dict[str, float]:
              for i, r in enumerate(rows)]
     wall, cpu = time.perf_counter(), time.process_time()
     sft_warmup(model, tokenizer, pairs, config=dataclasses.replace(DemoSettings().sft, steps=sft_steps))
-    out = {"sft_step_s": (time.perf_counter() - wall) / sft_steps, "sft_step_cpu_s": (time.process_time() - cpu) / sft_steps}
+    out = {"sft_step_s": (time.perf_counter() - wall) / sft_steps,
+           "sft_step_cpu_s": (time.process_time() - cpu) / sft_steps}
     reward_fn = demo_run_config().reward_function()
     config = dataclasses.replace(DemoSettings().grpo, dynamic_sampling=False)
     loop = CompactGRPO(model, tokenizer, reward_fn, rows, config=config, seed=0)

@@ -55,7 +55,8 @@ VARIANTS = {"bf16 autocast": dataclasses.replace(CURRENT, precision="bf16"),
             "one update per generation": dataclasses.replace(CURRENT, updates_per_generation=1)}
 
 
-def run(model, tokenizer, state, reward_fn, rows, steps: int, config: CompactGRPOConfig = CURRENT) -> list[dict[str, float]]:
+def run(model, tokenizer, state, reward_fn, rows, steps: int,
+        config: CompactGRPOConfig = CURRENT) -> list[dict[str, float]]:
     model.load_state_dict(state)
     torch.manual_seed(0)
     loop = CompactGRPO(model, tokenizer, reward_fn, rows, config=config, seed=0)

@@ -26,8 +26,8 @@ def test_a_short_warm_up_lowers_the_loss(small_model):
     rows = demo_rows(0, 32)
     pairs = [(row["prompt"], demo_completion(row["gold"], row["source_facts"])) for row in rows]
     seen = []
-    losses = sft_warmup(model, tokenizer, pairs, config=SFTConfig(steps=12, batch_size=8, learning_rate=3e-3,
-                                                                   warmup_steps=2), on_step=lambda s, l: seen.append(s))
+    config = SFTConfig(steps=12, batch_size=8, learning_rate=3e-3, warmup_steps=2)
+    losses = sft_warmup(model, tokenizer, pairs, config=config, on_step=lambda step, loss: seen.append(step))
     assert len(losses) == 12 and seen == list(range(1, 13)) and all(math.isfinite(x) for x in losses)
     assert sum(losses[-3:]) / 3 < 0.8 * sum(losses[:3]) / 3
 

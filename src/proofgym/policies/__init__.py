@@ -69,6 +69,8 @@ __all__ = [
     "TinyModelConfig",
     "build_policy",
     "build_tiny_model",
+    "demo_completion",
+    "demo_prompt",
     "policy_kind",
     "policy_names",
     "quiet_transformers",

@@ -1,10 +1,10 @@
 """A compact GRPO loop: sample groups, score them with a reward function, take clipped policy-gradient steps.
 
 The maths is the policy-gradient core's (:mod:`proofgym.training._policy_gradient`: :func:`group_advantages`,
-:func:`clipped_loss`, :func:`selected_logprobs`); :class:`CompactGRPO` wires it to a Hugging Face causal LM, a :class:`~proofgym.rewards.RewardFunction` and a prompt
-curriculum. Rewards go through the reward function exactly as a trainer's would (parser -> runtime ->
-verifier -> shaper); ``None`` rewards (invalid verifications) carry no signal and are left out of
-their group's statistics and of the loss.
+:func:`clipped_loss`, :func:`selected_logprobs`); :class:`CompactGRPO` wires it to a Hugging Face causal LM, a
+:class:`~proofgym.rewards.RewardFunction` and a prompt curriculum. Rewards go through the reward function exactly
+as a trainer's would (parser -> runtime -> verifier -> shaper); ``None`` rewards (invalid verifications) carry no
+signal and are left out of their group's statistics and of the loss.
 """
 
 from __future__ import annotations
@@ -326,8 +326,6 @@ def shared_prompt_logprobs(model: Any, prompts: Sequence[Sequence[int]], complet
     logits divided by ``temperature``; with ``entropy``, also the ``[B, T]`` entropies of those next-token
     distributions (detached). Each distinct prompt runs once for all its completions (see
     :func:`completion_logprobs`); the gradient flows as through one pass per row."""
-    import torch
-
     if len(prompts) != len(completions) or not prompts:
         raise ValueError(f"need one prompt per completion and at least one, got {len(prompts)} and "
                          f"{len(completions)}")

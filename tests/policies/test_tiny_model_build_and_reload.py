@@ -1,23 +1,36 @@
+"""The tiny local model (proofgym.policies.build_tiny_model): its tokenizer, its shape, its cache on disk."""
+
 import pytest
 
 torch = pytest.importorskip("torch")
 
-from proofgym.policies import TinyModelConfig, build_tiny_model  # noqa: E402
-from proofgym.training import demo_completion, demo_rows  # noqa: E402
-from ._support import SMALL  # noqa: E402
+from proofgym.domains import get_domain  # noqa: E402
+from proofgym.policies import DEMO_DOMAIN_NAME, TinyModelConfig, build_tiny_model, demo_completion, demo_prompt  # noqa: E402
+
+SMALL = TinyModelConfig(hidden_size=64, num_layers=2, num_heads=2, intermediate_size=128)
+
+
+@pytest.fixture(scope="module")
+def tiny_cache(tmp_path_factory):
+    return tmp_path_factory.mktemp("tiny-cache")
+
+
+@pytest.fixture
+def small_model(tiny_cache):
+    return build_tiny_model(tiny_cache, seed=0, config=SMALL)
 
 
 def test_tokenizer_reads_digits_one_by_one_and_task_phrases_as_few_tokens(small_model):
     _, tokenizer = small_model
-    row = demo_rows(0, 1)[0]
-    answer = demo_completion("deny", row["source_facts"])
+    record = get_domain(DEMO_DOMAIN_NAME).generate(0, 1)[0]
+    answer = demo_completion("deny", record.facts)
     tokens = tokenizer.convert_ids_to_tokens(tokenizer(answer, add_special_tokens=False)["input_ids"])
     digits = [t for t in tokens if any(ch.isdigit() for ch in t)]
     assert digits and all(len(t) == 1 for t in digits)
     assert "deny" in tokens and "false" in tokens or "true" in tokens
     assert len(tokens) <= 20  # keys and punctuation merged: the answer costs few generation steps
     assert tokenizer.decode(tokenizer(answer, add_special_tokens=False)["input_ids"]) == answer
-    prompt_ids = tokenizer(row["prompt"])["input_ids"]
+    prompt_ids = tokenizer(demo_prompt(record))["input_ids"]
     assert prompt_ids[0] == tokenizer.bos_token_id and len(prompt_ids) <= 16
 
 
