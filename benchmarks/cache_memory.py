@@ -21,7 +21,7 @@ import sys
 CHILD = r"""
 import json, sys, time
 from proofgym.core import Claim
-from proofgym.rulebook_envs import default_run_config
+from proofgym.domains import default_run_config
 from proofgym.config import parse_run_config
 
 bound, count = json.loads(sys.argv[1]), int(sys.argv[2])
