@@ -25,7 +25,7 @@ from proofgym import Claim, Outcome
 from proofgym.domains import domain_names, get_domain
 from proofgym.rules import RuleKernel, load_rulebook
 from proofgym.runtime import RuntimeConfig, VerificationRuntime
-from proofgym.verifiers import RulebookVerifier
+from proofgym.domains import RulebookVerifier
 
 GOALS = {"grant_eligibility": 20_000, "loan": 5_000}
 

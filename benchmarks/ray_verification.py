@@ -30,11 +30,10 @@ import time
 from pathlib import Path
 
 from proofgym.core import Claim
-from proofgym.domains import get_domain
+from proofgym.domains import RulebookVerifier, get_domain
 from proofgym.rules import RuleKernel, load_rulebook
 from proofgym.runtime import RayConfig, RuntimeConfig, VerificationRuntime
 from proofgym.testing import FakeVerifier
-from proofgym.verifiers import RulebookVerifier
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 from _ray_cluster import LocalRayCluster  # noqa: E402  (the same real cluster the tests start)
