@@ -1,8 +1,9 @@
 """Rubrics and judges: event- and outcome-level scoring of trajectories, programmatic and LLM, blended into rewards.
 
 A :class:`RubricSet` holds an event rubric (each decision), an outcome rubric (the whole trajectory) and the blend
-weights. Criteria that name a registered function are computed (:class:`ProgrammaticJudge`); the others are asked of
-an LLM judge. Invalid verdicts abstain: never 0, never paid.
+weights. Criteria with a function are computed (:class:`ProgrammaticJudge`): a rubric built in Python passes the
+function itself, a rubric file names it as registered (:func:`register_criterion`, or a plugin's entry point in
+``proofgym.criteria``); the others are asked of an LLM judge. Invalid verdicts abstain: never 0, never paid.
 """
 
 from proofgym.judges._build import JudgingConfig, build_judge, build_scorer
