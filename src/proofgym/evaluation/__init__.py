@@ -13,7 +13,7 @@ from proofgym.evaluation._config import (
     parse_seeds,
 )
 from proofgym.evaluation._errors import EvalError
-from proofgym.evaluation._judges import EvalJudge, EvalJudgeConfig, build_judges
+from proofgym.evaluation._judges import EvalJudge, EvaluationJudgeSection, build_judges
 from proofgym.evaluation._ray_rollouts import RayRollouts, RayTaskApps, remove_orphaned_actor_dirs
 from proofgym.evaluation._report import EvalReport, SeedResult
 from proofgym.evaluation._runner import evaluate, run_eval
@@ -23,8 +23,8 @@ __all__ = [
     "EvalConfig",
     "EvalError",
     "EvalJudge",
-    "EvalJudgeConfig",
     "EvalReport",
+    "EvaluationJudgeSection",
     "EvaluationSection",
     "PolicyConfigSection",
     "RayRollouts",

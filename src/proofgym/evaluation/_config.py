@@ -20,7 +20,7 @@ from proofgym.config import (
     problem_line,
     read_config_file,
 )
-from proofgym.evaluation._judges import EvalJudgeConfig, check_judges, expected_judge_keys, judge_entries
+from proofgym.evaluation._judges import EvaluationJudgeSection, check_judges, expected_judge_keys, judge_entries
 
 _MAX_SEEDS = 1_000_000
 _RANGE = re.compile(r"^\s*(\d+)\s*(?:-\s*(\d+)\s*)?$")
@@ -94,8 +94,8 @@ class EvaluationSection(BaseModel):
     api_key_env: str | None = Field(None, min_length=1)
     env_config: dict[str, Any] = Field(default_factory=dict)
     policy_config: PolicyConfigSection = Field(default_factory=PolicyConfigSection)
-    judge: EvalJudgeConfig | None = None
-    judges: list[EvalJudgeConfig] = Field(default_factory=list)
+    judge: EvaluationJudgeSection | None = None
+    judges: list[EvaluationJudgeSection] = Field(default_factory=list)
     _frames_turned_on: bool = PrivateAttr(False)
 
     @field_validator("seeds", mode="before")
@@ -158,7 +158,7 @@ class EvaluationSection(BaseModel):
         """The keys of ``[evaluation]`` this section does not read, sorted."""
         return sorted(self.model_extra or {})
 
-    def judge_entries(self) -> list[tuple[str, EvalJudgeConfig]]:
+    def judge_entries(self) -> list[tuple[str, EvaluationJudgeSection]]:
         """``(where, entry)`` of every judge: ``("evaluation.judge", ...)`` then ``("evaluation.judges[i]", ...)``."""
         return judge_entries(self)
 

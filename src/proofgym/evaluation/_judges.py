@@ -77,7 +77,7 @@ class PanelMember(BaseModel):
     name: str | None = Field(None, min_length=1)
 
 
-class EvalJudgeConfig(BaseModel):
+class EvaluationJudgeSection(BaseModel):
     """One ``[evaluation.judge]`` / ``[[evaluation.judges]]`` entry (see the module docstring). Unknown keys are
     refused."""
 
@@ -111,7 +111,7 @@ class EvalJudgeConfig(BaseModel):
         return value
 
     @model_validator(mode="after")
-    def _one_judge(self) -> EvalJudgeConfig:
+    def _one_judge(self) -> EvaluationJudgeSection:
         if self.path is not None and self.module is not None:
             raise ValueError("give path or module, not both")
         if self.judge_url is not None and self.base_url is not None:
@@ -156,10 +156,10 @@ class EvalJudgeConfig(BaseModel):
 
 def expected_judge_keys() -> list[str]:
     """The keys an ``[evaluation.judge]`` entry may have, as a file spells them."""
-    return sorted(f.alias or name for name, f in EvalJudgeConfig.model_fields.items())
+    return sorted(f.alias or name for name, f in EvaluationJudgeSection.model_fields.items())
 
 
-def check_judges(entries: Sequence[tuple[str, EvalJudgeConfig]], source: Any) -> None:
+def check_judges(entries: Sequence[tuple[str, EvaluationJudgeSection]], source: Any) -> None:
     """Read each entry's rubric and check what the entries need of each other; :class:`ConfigError` naming
     ``source`` and the entry (``evaluation.judge`` / ``evaluation.judges[i]``) for each problem."""
     problems: list[str] = []
@@ -185,7 +185,7 @@ def check_judges(entries: Sequence[tuple[str, EvalJudgeConfig]], source: Any) ->
         raise ConfigError("\n".join(problems))
 
 
-def judge_name(where: str, entry: EvalJudgeConfig) -> str:
+def judge_name(where: str, entry: EvaluationJudgeSection) -> str:
     """The name a judge is reported under: its ``name``, else ``judge`` (``[evaluation.judge]``) or ``judge<i+1>``."""
     if entry.name is not None:
         return entry.name
@@ -194,7 +194,7 @@ def judge_name(where: str, entry: EvalJudgeConfig) -> str:
     return f"judge{int(where.removeprefix('evaluation.judges[').rstrip(']')) + 1}"
 
 
-def _read_rubrics(entry: EvalJudgeConfig, source: Any, where: str) -> RubricSet:
+def _read_rubrics(entry: EvaluationJudgeSection, source: Any, where: str) -> RubricSet:
     if entry.rubric is None:
         if not entry.is_code and entry.url is None and entry.panel is None:
             raise ConfigError(f"{source}: {where}: nothing to judge with: set rubric (a file or an inline "
@@ -271,13 +271,13 @@ def score_kind(rubrics: RubricSet) -> ScoreKind:
     return "outcome" if rubrics.outcome is not None else "event"
 
 
-def build_judges(entries: Sequence[tuple[str, EvalJudgeConfig]]) -> list[EvalJudge]:
+def build_judges(entries: Sequence[tuple[str, EvaluationJudgeSection]]) -> list[EvalJudge]:
     """Every entry's judge (entries checked by :func:`check_judges`). A Python judge that cannot be loaded is an
     :class:`EvalJudge` with its ``problem``; an LLM judge that cannot be built raises :class:`EvalError`."""
     return [_build(where, entry) for where, entry in entries]
 
 
-def _build(where: str, entry: EvalJudgeConfig) -> EvalJudge:
+def _build(where: str, entry: EvaluationJudgeSection) -> EvalJudge:
     if entry._rubrics is None:  # an entry not read through parse_eval_config
         check_judges([(where, entry)], "<config>")
     name, rubrics = judge_name(where, entry), entry.rubrics
@@ -304,7 +304,7 @@ def _build(where: str, entry: EvalJudgeConfig) -> EvalJudge:
     return EvalJudge(name, scorer, kind, timeout_s=entry.timeout_s, closers=closers)
 
 
-def _panel(where: str, entry: EvalJudgeConfig, closers: list[Any]) -> Any:
+def _panel(where: str, entry: EvaluationJudgeSection, closers: list[Any]) -> Any:
     try:
         from proofgym.judges import Panel
     except ImportError:
@@ -348,7 +348,7 @@ class _LoadError(Exception):
     """The user's judge code cannot be loaded or gives no judge."""
 
 
-def _load_code_judge(entry: EvalJudgeConfig) -> Any:
+def _load_code_judge(entry: EvaluationJudgeSection) -> Any:
     module, attribute = _import(entry)
     explicit = entry.callable_ or entry.function or attribute
     if explicit:
@@ -378,11 +378,11 @@ def _load_code_judge(entry: EvalJudgeConfig) -> Any:
     return made
 
 
-def _where(entry: EvalJudgeConfig) -> str:
+def _where(entry: EvaluationJudgeSection) -> str:
     return f"path {entry.path!r}" if entry.path is not None else f"module {entry.module!r}"
 
 
-def _import(entry: EvalJudgeConfig) -> tuple[Any, str | None]:
+def _import(entry: EvaluationJudgeSection) -> tuple[Any, str | None]:
     if entry.module is not None:
         target, _, attribute = entry.module.partition(":")
         try:
@@ -406,7 +406,7 @@ def _import(entry: EvalJudgeConfig) -> tuple[Any, str | None]:
     return module, None
 
 
-def _attribute(module: Any, dotted: str, entry: EvalJudgeConfig) -> Any:
+def _attribute(module: Any, dotted: str, entry: EvaluationJudgeSection) -> Any:
     value = module
     for part in dotted.split("."):
         try:
@@ -420,7 +420,7 @@ def _is_judge(value: Any) -> bool:
     return not isinstance(value, type) and isinstance(value, Judge) and callable(value.judge)
 
 
-def _factory_arguments(factory: Any, entry: EvalJudgeConfig) -> dict[str, Any]:
+def _factory_arguments(factory: Any, entry: EvaluationJudgeSection) -> dict[str, Any]:
     """``model``, ``timeout_s``, ``backend_url`` (those given) and ``options``: those the factory accepts."""
     given = {key: value for key, value in (("model", entry.model), ("timeout_s", entry.timeout_s),
                                            ("backend_url", entry.backend_url)) if value is not None}
@@ -452,7 +452,7 @@ class _TimeLimited:
                     for item in items]
 
 
-def judge_entries(section: Any) -> list[tuple[str, EvalJudgeConfig]]:
+def judge_entries(section: Any) -> list[tuple[str, EvaluationJudgeSection]]:
     """``(where, entry)`` of ``[evaluation.judge]`` then each of ``[[evaluation.judges]]``."""
     entries = [] if section.judge is None else [("evaluation.judge", section.judge)]
     return entries + [(f"evaluation.judges[{i}]", entry) for i, entry in enumerate(section.judges)]

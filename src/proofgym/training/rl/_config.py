@@ -25,7 +25,7 @@ from proofgym.config import (
     problem_line,
     read_config_file,
 )
-from proofgym.evaluation import ComputeSection as EvalComputeSection
+from proofgym.evaluation import ComputeSection
 
 #: Sections that describe the machine the reference's hosted trainer runs on.
 MACHINE_SECTIONS: tuple[str, ...] = ("compute", "topology", "vllm", "reference")
@@ -41,7 +41,7 @@ class _Open(BaseModel):
     model_config = ConfigDict(extra="allow")
 
 
-class ComputeSection(EvalComputeSection):
+class RLComputeSection(ComputeSection):
     """``[compute]``: with ``ray_address`` (or ``proofgym train --ray ADDRESS``) the rollouts run on that Ray
     cluster: ``workers`` actors at most (default: the rollout concurrency, capped by the cluster's CPUs), each
     reserving ``num_cpus`` CPUs and serving the environment in a task app of its own. The policy is served
@@ -108,7 +108,7 @@ class ModelSection(_Strict):
         return self.base or self.source  # type: ignore[return-value]
 
 
-class LoraSection(_Strict):
+class RLLoraSection(_Strict):
     r: int = Field(16, ge=1, le=4096)
     alpha: float = Field(32, gt=0)
     dropout: float = Field(0.05, ge=0, lt=1)
@@ -156,7 +156,7 @@ class RolloutSection(_Strict):
         return {key: value for key, value in self.env_config.items() if key != "step_rewards"}
 
 
-class EvaluationSection(_Strict):
+class RLEvaluationSection(_Strict):
     """``instances``, ``every_n_iters``, ``seeds`` (the reference's), and ours, the stop rule: the run stops once
     ``stop_streak`` held-out evaluations in a row (default 2: one lucky evaluation of a few seeds is not enough)
     read ``stop_at`` or more and, with ``confirm_seeds`` (a larger set of fresh seeds), a confirmation evaluation
@@ -185,7 +185,7 @@ class WeightSyncSection(_Strict):
     verify_every_k: int = Field(0, ge=0)
 
 
-class TrainingSection(_Strict):
+class RLTrainingSection(_Strict):
     """The reference's ``[training]`` keys, and ours: ``seed``, ``train_seeds`` (the seeds rollouts draw from,
     never an evaluation seed; default: 10000 onwards), ``clip_eps``, ``max_error_share`` (the error budget),
     ``warmup_steps`` / ``warmup_lr`` (the format
@@ -315,13 +315,13 @@ class RLConfig(_Strict):
     algorithm: AlgorithmSection = Field(default_factory=AlgorithmSection)
     services: ServicesSection
     model: ModelSection
-    lora: LoraSection = Field(default_factory=LoraSection)
+    lora: RLLoraSection = Field(default_factory=RLLoraSection)
     rollout: RolloutSection
-    evaluation: EvaluationSection = Field(default_factory=EvaluationSection)
-    training: TrainingSection = Field(default_factory=TrainingSection)
+    evaluation: RLEvaluationSection = Field(default_factory=RLEvaluationSection)
+    training: RLTrainingSection = Field(default_factory=RLTrainingSection)
     rubric: RubricSection = Field(default_factory=RubricSection)
     judge: JudgeSection | None = None
-    compute: ComputeSection | None = None
+    compute: RLComputeSection | None = None
     topology: _Open | None = None
     vllm: _Open | None = None
     reference: _Open | None = None
@@ -397,7 +397,7 @@ class RLConfig(_Strict):
             value = getattr(self, section)
             if value is not None:
                 recorded = [f"{section}.{key}" for key in sorted(value.model_extra or {})]
-                keys += recorded or ([] if isinstance(value, ComputeSection) else [section])
+                keys += recorded or ([] if isinstance(value, RLComputeSection) else [section])
         sync = self.training.weight_sync
         keys += [f"training.weight_sync.{key}" for key in ("targets", "mode", "direct", "verify_every_k")
                  if key in sync.model_fields_set]
