@@ -4,7 +4,7 @@
 - :class:`RayRollouts`, an eval's (``proofgym eval --ray ADDRESS`` or ``[compute] ray_address``): each actor rolls
   out seeds with its own environment and policy.
 - :class:`RayTaskApps`, the RL trainer's (``[compute] ray_address`` or ``proofgym train --ray ADDRESS``): each actor
-  serves the environment in a task app of its own (``proofgym.serve.create_app`` in a thread of the actor, behind
+  serves the environment in a task app of its own (``proofgym.taskapp.create_app`` in a thread of the actor, behind
   a key only that actor knows) and rolls out on it through the one task-app client against the trainer's policy
   server, exactly as the trainer does with ``local:ENV``. The driver is the one writer of the run's trace store:
   every session comes back in the rollout's answer, marked with its node (``ray_node``).
@@ -193,7 +193,8 @@ class _TaskAppHost:
     def __init__(self, env_name: str, env_config: dict[str, Any], timeout_s: float) -> None:
         import ray
 
-        from proofgym.serve import BackgroundServer, create_app
+        from proofgym.http import BackgroundServer
+        from proofgym.taskapp import create_app
 
         self._node = ray.get_runtime_context().get_node_id()
         remove_orphaned_actor_dirs()
