@@ -27,6 +27,23 @@ def test_a_run_config_without_train_section_is_refused():
     assert "has no training: section" in result.output
 
 
+def test_train_picks_its_trainer_from_the_kind_not_the_file_type(tmp_path):
+    """A TOML run config (kind = "run") goes to the TRL path, which asks for its training: section; without a kind
+    a TOML file with no train section was taken for an RL config."""
+    config = tmp_path / "run.toml"
+    config.write_text('kind = "run"\n\n[verifier]\nkind = "rulebook"\ndomain = "loan"\n')
+    result = runner.invoke(app, ["train", "--config", str(config)])
+    assert result.exit_code == 2 and "has no training: section" in result.output
+
+
+def test_an_old_run_config_without_kind_and_with_train_still_goes_to_trl(tmp_path):
+    old = tmp_path / "old.yaml"
+    text = (ROOT / "configs" / "run" / "train_grant_tiny.yaml").read_text()
+    old.write_text(text.replace("kind: run\n", "").replace("\ntraining:\n", "\ntrain:\n"))
+    result = runner.invoke(app, ["train", "--config", str(old), "--seed", "1"])
+    assert result.exit_code == 2 and "--seed is for RL configs" in result.output
+
+
 def test_seed_is_refused_for_a_yaml_run_config():
     result = runner.invoke(app, ["train", "--config", "configs/run/train_grant_tiny.yaml", "--seed", "1"])
     assert result.exit_code == 2 and "--seed is for RL configs" in result.output
@@ -55,9 +72,12 @@ def test_an_unknown_dataset_domain_is_refused_before_any_training(tmp_path):
     assert f"error: {tmp_path / 'bad.yaml'}: training.dataset.domain: unknown domain 'astrology'" in result.stderr
 
 
-def test_an_rl_config_problem_found_when_the_run_starts_names_the_file_and_the_key(tmp_path):
+@pytest.mark.parametrize("declared", [True, False], ids=["kind rl", "an old file without kind"])
+def test_an_rl_config_problem_found_when_the_run_starts_names_the_file_and_the_key(tmp_path, declared):
     text = (ROOT / "configs" / "rl" / "fact_finding_tiny.toml").read_text()
-    assert 'task_url = "local:fact_finding"' in text
+    assert 'task_url = "local:fact_finding"' in text and 'kind = "rl"\n' in text
+    if not declared:  # the reference's RL TOML: told apart by its sections
+        text = text.replace('kind = "rl"\n', "")
     config = tmp_path / "rl.toml"
     config.write_text(text.replace('task_url = "local:fact_finding"', 'task_url = "local:verilog"'))
     result = runner.invoke(app, ["train", "--config", str(config), "--dry-run", "--output-dir", str(tmp_path / "out")])
