@@ -51,7 +51,7 @@ class Domain:
     @property
     def run_config_path(self) -> Path:
         """The domain's one default run config (its reward path), beside its rulebook: ``<rulebook>.run.yaml``
-        (``configs/<domain>.yaml`` links to the shipped ones)."""
+        (``configs/run/<domain>.yaml`` links to the shipped ones)."""
         return self.rulebook_path.with_name(f"{self.rulebook_path.stem}.run.yaml")
 
     def __post_init__(self) -> None:

@@ -3,7 +3,7 @@
 ``reset(seed)`` draws one record of the domain deterministically and shows it with the domain's
 prompt; the one action is the answer (the ``answer`` tool, or the completion as plain text), which
 is scored by the same :class:`~proofgym.rewards.RewardFunction` a trainer uses -- the one built from
-the domain's default run config (``configs/<domain>.yaml``), or from ``run_config`` -- and ends the
+the domain's default run config (``configs/run/<domain>.yaml``), or from ``run_config`` -- and ends the
 episode. So a rulebook domain is served, rolled out and evaluated exactly like the Verilog
 environment, with the same verdicts and reward components.
 """
@@ -71,7 +71,7 @@ def default_run_config(domain: str | Domain) -> RunConfig:
     """The domain's default reward path: its own output contract, the embedded kernel, the default shaping.
 
     Read from the domain's one run config file, :attr:`~proofgym.domains.Domain.run_config_path` (for the shipped
-    domains ``configs/<domain>.yaml`` links to it).
+    domains ``configs/run/<domain>.yaml`` links to it).
     """
     domain = get_domain(domain) if isinstance(domain, str) else domain
     path = domain.run_config_path

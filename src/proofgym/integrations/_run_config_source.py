@@ -16,7 +16,7 @@ _SHARED: dict[tuple[int, str], RewardFunction] = {}
 
 
 def domain_run_config(name: str) -> RunConfig:
-    """The default reward path of a shipped domain (its one run config file, which ``configs/<domain>.yaml``
+    """The default reward path of a shipped domain (its one run config file, which ``configs/run/<domain>.yaml``
     links to: its own output contract, the embedded kernel, the default shaping). ``KeyError`` lists the domains."""
     from proofgym.domains import default_run_config
 

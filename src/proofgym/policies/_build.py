@@ -1,4 +1,4 @@
-"""Building a policy by name from a config mapping (an eval file's ``[eval.policy_config]``, a request body)."""
+"""Building a policy by name from a config mapping (an eval file's ``[evaluation.policy_config]``, a request body)."""
 
 from __future__ import annotations
 
