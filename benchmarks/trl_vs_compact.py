@@ -106,8 +106,8 @@ def trl_steps(model, tokenizer, rows, args, engine: str) -> dict[str, object]:
     from transformers import TrainerCallback
 
     from proofgym.config import parse_run_config
-    from proofgym.integrations import build_grpo_trainer
-    from proofgym.integrations._train_run import curriculum
+    from proofgym.training import build_grpo_trainer
+    from proofgym.training.trl._run import curriculum
     from proofgym.training._demo_task import DEMO_RUN_CONFIG
 
     run = parse_run_config({
