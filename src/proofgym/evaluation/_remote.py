@@ -9,12 +9,9 @@ from typing import Any, Mapping
 from proofgym.evaluation._config import EvaluationSection
 from proofgym.evaluation._errors import EvalError
 from proofgym.evaluation._report import SeedResult, achievements_of
-from proofgym.http import TaskAppClient, TaskAppError, session_of
+from proofgym.http import TaskAppClient, TaskAppError, api_key_from_env, session_of
 from proofgym.rollouts import invalid_reason
 from proofgym.traces import SessionTrace
-
-# The variables a task app reads its key from (proofgym serve's), in the same order.
-_KEY_VARIABLES = ("ENVIRONMENT_API_KEY", "PROOFGYM_API_KEY", "ENV_API_KEY")
 
 
 def task_app_key(section: EvaluationSection) -> str | None:
@@ -25,11 +22,7 @@ def task_app_key(section: EvaluationSection) -> str | None:
         if not value:
             raise EvalError(f"evaluation.api_key_env: the environment variable {section.api_key_env!r} is not set")
         return value
-    for name in _KEY_VARIABLES:
-        value = os.environ.get(name, "").strip()
-        if value:
-            return value
-    return None
+    return api_key_from_env()  # the variables a task app reads its key from, in the same order
 
 
 class RemoteRollouts:

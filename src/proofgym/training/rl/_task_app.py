@@ -14,7 +14,7 @@ import uuid
 from pathlib import Path
 from typing import Any, Mapping
 
-from proofgym.http import RL_ROLLOUT_TRIES, TaskAppClient, task_app_healthy
+from proofgym.http import API_KEY_ENV_VARS, RL_ROLLOUT_TRIES, TaskAppClient, task_app_healthy
 from proofgym.http import TaskAppRollout as Rollout
 
 __all__ = ["LocalTaskApp", "RLError", "Rollout", "RolloutClient", "new_cid"]
@@ -47,7 +47,7 @@ class LocalTaskApp:
         if self.env_config:
             command += ["--env-config", json.dumps(self.env_config)]
         environment = {key: value for key, value in os.environ.items()
-                       if key not in ("ENVIRONMENT_API_KEY", "PROOFGYM_API_KEY", "ENV_API_KEY")}
+                       if key not in API_KEY_ENV_VARS}
         with self.log.open("ab") as log:
             self.process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=environment,
                                             start_new_session=True)
