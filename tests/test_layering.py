@@ -32,8 +32,9 @@ LAYERS: list[tuple[str, ...]] = [
     ("rollouts",),                                    # one episode, env x policy -> trace
     ("taskapp", "model_server", "reward_server"),     # the servers: task app, serve-model, serve-reward
     ("evaluation",),                                  # eval runs, local and against a task app
-    ("training", "view"),                             # training (compact loop, demo, TRL, multi-step RL); the viewer
+    ("training",),                                    # training (compact loop, demo, TRL, multi-step RL)
     ("integrations",),                                # veRL; re-exports the TRL path
+    ("view",),                                        # the web viewer
     ("cli",),                                         # the command line
 ]
 RANK = {package: rank for rank, line in enumerate(LAYERS) for package in line}
