@@ -10,7 +10,7 @@ their own import time. Of the server side, ``RequestGuard``, ``SafeJSONResponse`
 on first use; fastapi and uvicorn are imported by the functions that build or run a server.
 """
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 # The outbound clients are _chat_client's and _task_app_client's; the other modules are the server side.
 from proofgym.http._auth import (
@@ -62,6 +62,10 @@ from proofgym.http._timeouts import (
 )
 
 # Server-side names that load Starlette: imported on first use.
+if TYPE_CHECKING:
+    from proofgym.http._guard import RequestGuard
+    from proofgym.http._json import SafeJSONResponse, json_bytes
+
 _ON_FIRST_USE = {"RequestGuard": "proofgym.http._guard", "SafeJSONResponse": "proofgym.http._json",
                  "json_bytes": "proofgym.http._json"}
 

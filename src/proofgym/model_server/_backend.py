@@ -26,7 +26,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence, cast
 
 import torch
 
@@ -247,7 +247,7 @@ def _joinable(cache: Any) -> bool:
     """Whether rows can join a running batch of ``cache``: every layer a plain growing key/value cache."""
     from transformers.cache_utils import DynamicLayer
 
-    layers = getattr(cache, "layers", None)
+    layers = getattr(cache, "layers", None) or ()
     return bool(layers) and all(type(layer) is DynamicLayer and layer.is_initialized for layer in layers)
 
 
@@ -322,7 +322,8 @@ class GenerationBackend:
 
     def _apply_template(self, messages: list[dict[str, Any]], **kwargs: Any) -> str:
         try:
-            return self.tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True, **kwargs)
+            return cast(str, self.tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True,
+                                                                **kwargs))
         except Exception as exc:  # noqa: BLE001 - jinja's TemplateError, or a template's own raise_exception
             raise ValueError(f"the model's chat template refused the messages: {exc}") from None
 
@@ -333,7 +334,7 @@ class GenerationBackend:
 
     def decode(self, token_ids: Sequence[int], *, skip_special_tokens: bool = True) -> str:
         with self._tokenizer_lock:
-            return self.tokenizer.decode(list(token_ids), skip_special_tokens=skip_special_tokens)
+            return cast(str, self.tokenizer.decode(list(token_ids), skip_special_tokens=skip_special_tokens))
 
     def token_texts(self, token_ids: Sequence[int]) -> list[str]:
         """Each token's own text (a fragment of a multi-byte character decodes as U+FFFD)."""
@@ -462,7 +463,7 @@ class GenerationBackend:
     def _advance(self, batch: _Running) -> _Running | None:
         """One step: the tokens chosen last fed to the model, and the next ones chosen."""
         mask = torch.cat([batch.mask, batch.mask.new_ones((len(batch.rows), 1))], dim=1)
-        logits = self.model(input_ids=batch.tokens[:, None], attention_mask=mask,
+        logits = self.model(input_ids=cast(torch.Tensor, batch.tokens)[:, None], attention_mask=mask,
                             position_ids=batch.next_position[:, None], cache=batch.cache,
                             use_cache=True).logits[:, -1, :].float()
         return self._chosen(_Running(batch.rows, batch.cache, mask, batch.next_position + 1, None), logits)
@@ -552,7 +553,7 @@ class GenerationBackend:
             logprobs=list(row.logprobs) if row.params.top_logprobs is not None else None)
         job.remaining -= 1
         if job.remaining == 0:
-            _resolve(job, list(job.results))
+            _resolve(job, cast(list[Generation], list(job.results)))  # every row has its result now
 
 
 def _eos_ids(model: Any, tokenizer: Any) -> list[int]:

@@ -20,7 +20,7 @@ import json
 import logging
 import secrets
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any, Literal, Union
 
@@ -260,7 +260,7 @@ class _Guard:
         await self.app(scope, replay, send)
 
 
-async def _send(send: Any, error: APIError, extra: list[tuple[bytes, bytes]] = ()) -> None:
+async def _send(send: Any, error: APIError, extra: Sequence[tuple[bytes, bytes]] = ()) -> None:
     body = json_bytes(error.body())
     headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()), *extra]
     if error.status in (408, 413):
@@ -301,7 +301,7 @@ def create_model_app(backend: GenerationBackend, *, api_key: str | None = None, 
     @app.exception_handler(RequestValidationError)
     async def _invalid(request: Request, exc: RequestValidationError) -> SafeJSONResponse:
         errors = list(exc.errors())
-        first = errors[0] if errors else {"loc": (), "msg": "invalid request", "type": ""}
+        first: Mapping[str, Any] = errors[0] if errors else {"loc": (), "msg": "invalid request", "type": ""}
         if first.get("type") == "json_invalid":
             return _error_response(APIError(400, f"the body is not valid JSON: {first.get('msg')}"))
         param = _param(first.get("loc", ()))

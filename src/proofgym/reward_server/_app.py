@@ -49,7 +49,7 @@ import asyncio
 import json
 import logging
 import math
-from collections.abc import Mapping
+from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from typing import Any
 from urllib.parse import unquote_plus
@@ -230,7 +230,7 @@ class RewardGuard:
         if scope["type"] == "http":
             query_keys = _take_key_parameters(scope)
             if self.api_key is not None and scope["path"] not in self.open_paths:
-                problem = self._refusal(scope, query_keys)
+                problem = self._refusal(scope, query_keys, self.api_key)
                 if problem is not None:
                     from proofgym.http import SafeJSONResponse
 
@@ -239,7 +239,7 @@ class RewardGuard:
                     return
         await self._limits(scope, receive, send)
 
-    def _refusal(self, scope: Any, query_keys: list[str]) -> str | None:
+    def _refusal(self, scope: Any, query_keys: list[str], api_key: str) -> str | None:
         from proofgym.http import key_matches, presented_key
 
         # The task app's reading of the headers (X-API-Key, else Authorization: Bearer), names lower-cased.
@@ -249,7 +249,7 @@ class RewardGuard:
             if len(query_keys) > 1:
                 return f"the {KEY_PARAMETER} URL parameter is given {len(query_keys)} times: give it once"
             key = (query_keys[0].strip() or None) if query_keys else None
-        if key_matches(self.api_key, key):
+        if key_matches(api_key, key):
             return None
         return f"{'missing' if key is None else 'invalid'} API key: {_AUTH_HINT}"
 
@@ -283,7 +283,7 @@ def create_reward_app(source: Any, *, api_key: str | None = None, invalid_fill: 
         raise ValueError("max_items and max_concurrent_requests must be at least 1")
     _check_batching(batch_window_s, batch_max_items)
     owns = not isinstance(source, RewardFunction)
-    reward_fn = source.reward_function() if owns else source
+    reward_fn: RewardFunction = source.reward_function() if owns else source
     name = getattr(source, "name", None) or "reward"
 
     def score(samples: list[tuple[str, str, Reference]]) -> list[Any]:
@@ -302,7 +302,7 @@ def create_reward_app(source: Any, *, api_key: str | None = None, invalid_fill: 
             return await asyncio.to_thread(score, samples)
 
     @asynccontextmanager
-    async def lifespan(_: Any):
+    async def lifespan(_: Any) -> AsyncIterator[None]:
         with redacted_logs():
             try:
                 yield

@@ -32,7 +32,7 @@ Result = TypeVar("Result")
 @dataclass
 class _Job(Generic[Item]):
     items: Sequence[Item]
-    future: asyncio.Future
+    future: asyncio.Future[Any]
     arrived: float
 
 
@@ -58,7 +58,7 @@ class MicroBatcher(Generic[Item, Result]):
         self._running = 0
         self._timer: asyncio.TimerHandle | None = None
         self._timer_loop: asyncio.AbstractEventLoop | None = None
-        self._tasks: set[asyncio.Task] = set()
+        self._tasks: set[asyncio.Task[Any]] = set()
         #: Calls made and requests they carried (for tests and metrics; a fallback's solo calls count too).
         self.calls = 0
         self.requests = 0
@@ -76,7 +76,8 @@ class MicroBatcher(Generic[Item, Result]):
         self._pending_items += len(items)
         self._kick(loop)
         try:
-            return await job.future
+            results: list[Result] = await job.future
+            return results
         except asyncio.CancelledError:
             if job in self._pending:  # not started: nothing else waits on it
                 self._pending.remove(job)

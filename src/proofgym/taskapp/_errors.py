@@ -36,7 +36,7 @@ class RequestError(ValueError):
         """One error carrying every problem of ``problems`` (dicts shaped like pydantic's errors: ``loc``,
         ``msg``, ``input``, ``type``), each located under ``prefix``; ``message`` when there are none."""
         problems = list(problems)
-        first = problems[0] if problems else {"loc": (), "msg": message}
+        first: Mapping[str, Any] = problems[0] if problems else {"loc": (), "msg": message}
         error = cls((*prefix, *first["loc"]), first["msg"], first.get("input"))
         error._details = [{"type": problem.get("type", "value_error"), "loc": ["body", *prefix, *problem["loc"]],
                            "msg": problem["msg"], "input": problem.get("input")} for problem in problems] or \

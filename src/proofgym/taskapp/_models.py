@@ -33,11 +33,6 @@ def json_integral(value: Any) -> Any:
     return int(value) if isinstance(value, float) and value.is_integer() else value
 
 
-def _json_int(**constraints: Any) -> Any:
-    """An int as JSON Schema means it: strict (no strings, no booleans) but ``3.0`` is ``3``."""
-    return Annotated[int, Field(strict=True, **constraints), BeforeValidator(json_integral)]
-
-
 def _url_pattern() -> str:
     h16, dec = "[0-9A-Fa-f]{1,4}", "(25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])"
     ls32 = rf"({h16}:{h16}|{dec}\.{dec}\.{dec}\.{dec})"
@@ -63,11 +58,12 @@ def _boolean(value: Any) -> Any:
     return value
 
 
-_Seed = _json_int(ge=0, le=2**63 - 1)
+# Ints as JSON Schema means them: strict (no strings, no booleans) but 3.0 is 3.
+_Seed = Annotated[int, Field(strict=True, ge=0, le=2**63 - 1), BeforeValidator(json_integral)]
 _False = Annotated[Literal[False], BeforeValidator(_boolean)]
-_Int = _json_int()
-_Positive = _json_int(ge=1)
-_Turns = _json_int(ge=1, le=100_000)
+_Int = Annotated[int, Field(strict=True), BeforeValidator(json_integral)]
+_Positive = Annotated[int, Field(strict=True, ge=1), BeforeValidator(json_integral)]
+_Turns = Annotated[int, Field(strict=True, ge=1, le=100_000), BeforeValidator(json_integral)]
 
 
 def _stored_as_sent(value: str) -> str:
@@ -101,7 +97,7 @@ _OP_NAMES = {"enum": ["agent", "policy", "env"], "type": "string"}
 _OpItem = Annotated[_Op, BeforeValidator(_op_from_object), WithJsonSchema({"anyOf": [
     _OP_NAMES, {"type": "object", "properties": {"type": _OP_NAMES}, "required": ["type"],
                 "additionalProperties": False}]})]
-_AGENT_OP = {"anyOf": [{"enum": list(_AGENT_OPS)},
+_AGENT_OP: dict[str, Any] = {"anyOf": [{"enum": list(_AGENT_OPS)},
                        {"type": "object", "required": ["type"], "properties": {"type": {"enum": list(_AGENT_OPS)}}}]}
 
 

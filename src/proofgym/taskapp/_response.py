@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import asdict
-from typing import Any, Callable, Literal, Mapping
+from typing import Any, Callable, Literal, Mapping, cast
 
 from proofgym.core import (
     MAX_INT_DIGITS,
@@ -144,7 +144,7 @@ def build_response(request: RolloutRequest, session: SessionTrace, *, env_name: 
     first = session.steps[0].observation if session.steps else None
     error = text(session.error)
     invalid_reason = text(invalid_reason)
-    policy_id = text(policy_id)
+    shown_policy_id = cast(str, text(policy_id))  # a str stays a str
     final = data({
         "observation": _final_observation(session.steps[-1]) if session.steps else None,
         "total_return": total,
@@ -156,7 +156,7 @@ def build_response(request: RolloutRequest, session: SessionTrace, *, env_name: 
     })
     trajectory = RolloutTrajectory(
         env_id=request.env.env_id or session.session_id,
-        policy_id=policy_id,
+        policy_id=shown_policy_id,
         steps=steps,
         final=final,
         length=len(session.steps),
@@ -168,7 +168,7 @@ def build_response(request: RolloutRequest, session: SessionTrace, *, env_name: 
                                       **({} if judging is None else {"judging": data(dict(judging))})})
     metadata = PipelineMetadata(
         reward_score=total,
-        policy_id=policy_id,
+        policy_id=shown_policy_id,
         env_name=env_name,
         task_id=task_id(first, env_name, request.env.seed),
         task_split=_split(request),

@@ -81,7 +81,7 @@ def serve(
         raise ServeError(f"workers must be at least 1, got {workers}")
     source = DEFAULT_PATH if traces is None else traces
     # create_app's arguments, the same in every worker process (JSON-native: they are sent to them).
-    settings = {
+    settings: dict[str, Any] = {
         "env_name": env_name, "env_config": dict(env_config or {}), "api_key": key, "store": str(source),
         "max_concurrency": max_concurrency, "max_body_bytes": max_body_bytes, "max_time_s": max_time_s,
         "grace_s": grace_s, "env_overrides": list(env_overrides), "policies": list(policies),

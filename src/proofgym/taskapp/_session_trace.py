@@ -59,7 +59,7 @@ def session_trace_v3(session: SessionTrace, tool_calls: Callable[[StepTrace], li
         time_record = {"event_time": start_time, "message_time": turn}
         calls = data(tool_calls(step))
         lm_events = [_lm_event(call, step_id, time_record, data) for call in step.lm_calls]
-        runtime = {"system_instance_id": "policy", "time_record": time_record, "actions": [],
+        runtime: dict[str, Any] = {"system_instance_id": "policy", "time_record": time_record, "actions": [],
                    "metadata": {"step_id": step_id, "tool_calls": calls,
                                 "lm_calls": [_lm_summary(call) for call in step.lm_calls]},
                    "event_metadata": None}

@@ -132,9 +132,9 @@ class Supervisor:
         for process in live:
             logger.warning("worker pid %d did not stop in time; killing it", process.pid)
             _signal(process, signal.SIGKILL)
-        for process in self.processes:
-            if process is not None:
-                process.join()
+        for worker in self.processes:
+            if worker is not None:
+                worker.join()
 
 
 def _signal(process: multiprocessing.process.BaseProcess, sig: int) -> None:
