@@ -133,7 +133,8 @@ class LocalRayCluster:
         self.wait_for_nodes(len(self.nodes))
 
     def add_node(self, name: str, cpus: int, resources: dict[str, float]) -> RayNode:
-        """Start a worker node; a start that Ray gives up on (its RPC deadlines, on a loaded machine) is retried once."""
+        """Start a worker node; a start that Ray gives up on (its RPC deadlines, on a loaded machine) is retried
+        once."""
         for attempt in range(2):
             node = self._start_node(name, cpus, resources, head=False)
             self.nodes.append(node)

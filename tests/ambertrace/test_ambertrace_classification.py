@@ -8,7 +8,7 @@ from ambertrace_fakes import FakePlatform, QueryOnlyClient, data, sdk_client
 from proofgym.core import Claim, ErrorKind, Outcome
 from proofgym.ambertrace import AmberTraceVerifier
 
-C, R, I = Outcome.CERTIFIED, Outcome.REFUTED, Outcome.INVALID
+C, R, I = Outcome.CERTIFIED, Outcome.REFUTED, Outcome.INVALID  # noqa: E741  (the table's one-letter columns)
 
 # payload -> (outcome, error kind, certified decision)
 TABLE = {

@@ -59,7 +59,9 @@ def test_bad_completions_file_is_a_clear_error(tmp_path):
     path.write_text('{"completion": "x"}\n{"completion": "y", "gold_answer": "permit"}\n')
     result = runner.invoke(app, ["score", "--config", "configs/run/grant_eligibility.yaml", "--completions", str(path)])
     assert result.exit_code == 2
-    squeeze = lambda text: "".join(text.split())  # rich wraps long paths at the terminal width
+    def squeeze(text: str) -> str:  # rich wraps long paths at the terminal width
+        return "".join(text.split())
+
     assert squeeze(f"{path}:2: gold_answer: unknown key") in squeeze(result.output)
 
 

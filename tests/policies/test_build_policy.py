@@ -26,7 +26,8 @@ def test_scripted_and_oracle_policies():
 
 
 def test_an_unknown_policy_lists_the_known_names():
-    with pytest.raises(ConfigError, match=r"unknown policy 'gpt'; expected one of \['crafter-heuristic', 'crafter-random', 'hf', 'local', 'openai'"):
+    with pytest.raises(ConfigError, match=r"unknown policy 'gpt'; expected one of "
+                                          r"\['crafter-heuristic', 'crafter-random', 'hf', 'local', 'openai'"):
         build_policy("gpt", {})
     assert policy_names() == ["crafter-heuristic", "crafter-random", "hf", "local", "openai", "openai-chat", "oracle",
                             "scripted", "vllm"]

@@ -8,7 +8,7 @@ from proofgym.core import ErrorKind
 from proofgym.parsers import JSONBlockParser
 from proofgym.rewards import DefaultRewardShaper, ErrorBudget, ErrorBudgetExceeded, RewardFunction, ShaperConfig
 from proofgym.runtime import RuntimeConfig, VerificationRuntime
-from proofgym.testing import FakeVerifier, Fault, certified, invalid_verdict
+from proofgym.testing import FakeVerifier, certified, invalid_verdict
 
 FACTS = {"age": 30}
 

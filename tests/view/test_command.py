@@ -23,7 +23,8 @@ def store(tmp_path_factory):
 
 def test_a_missing_store_is_one_error_line_and_exit_2(tmp_path):
     result = CliRunner().invoke(app, ["view", "--traces", str(tmp_path / "none.db")])
-    assert result.exit_code == 2 and "cannot open the trace store" in result.output and "does not exist" in result.output
+    assert result.exit_code == 2
+    assert "cannot open the trace store" in result.output and "does not exist" in result.output
     assert not (tmp_path / "none.db").exists()
 
 
