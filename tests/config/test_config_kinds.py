@@ -208,3 +208,11 @@ def test_data_built_in_python_need_not_declare_its_kind(caplog):
     with caplog.at_level(logging.WARNING, logger="proofgym.config"):
         parse_run_config({"verifier": {"kind": "rulebook", "domain": "loan"}})
     assert not _deprecations(caplog)
+
+
+def test_a_file_that_declares_its_kind_but_keeps_an_old_section_name_is_told_of_the_name_only(tmp_path, caplog):
+    path = tmp_path / "run.yaml"
+    path.write_text(TINY_RUN.read_text().replace("\ntraining:\n", "\ntrain:\n"))
+    with caplog.at_level(logging.WARNING, logger="proofgym.config"):
+        assert load_run_config(path).training is not None
+    assert _deprecations(caplog) == [f"deprecated: {path}: `train:` is now `training:`"]
