@@ -254,14 +254,14 @@ class CriterionEntry(_Strict):
         return self
 
 
-class RubricLevel(_Strict):
+class RubricLevelSection(_Strict):
     rubric_id: str | None = None
     goal_text: str | None = None
     aggregation: Literal["weighted_sum", "sum"] = "weighted_sum"
     criteria: list[CriterionEntry] = Field(default_factory=list)
 
 
-class BlendWeights(_Strict):
+class BlendWeightsSection(_Strict):
     env: float = Field(1.0, ge=0)
     event: float = Field(0.0, ge=0)
     outcome: float = Field(0.0, ge=0)
@@ -277,12 +277,12 @@ class RubricSection(_Strict):
     api_base: str | None = None
     api_key_env: str | None = None
     set: str | None = None
-    weights: BlendWeights | None = None
-    event: RubricLevel | None = None
-    outcome: RubricLevel | None = None
+    weights: BlendWeightsSection | None = None
+    event: RubricLevelSection | None = None
+    outcome: RubricLevelSection | None = None
 
 
-class JudgeOptions(_Strict):
+class JudgeOptionsSection(_Strict):
     event: bool = True
     outcome: bool = True
     provider: str | None = None
@@ -290,11 +290,11 @@ class JudgeOptions(_Strict):
     rubric_id: str | None = None
     timeout_s: float = Field(45.0, gt=0)
     weights: dict[str, float] = Field(default_factory=dict)
-    rubric_overrides: dict[str, RubricLevel] = Field(default_factory=dict)
+    rubric_overrides: dict[str, RubricLevelSection] = Field(default_factory=dict)
 
     @field_validator("rubric_overrides")
     @classmethod
-    def _levels(cls, value: dict[str, RubricLevel]) -> dict[str, RubricLevel]:
+    def _levels(cls, value: dict[str, RubricLevelSection]) -> dict[str, RubricLevelSection]:
         unknown = sorted(set(value) - {"event", "outcome"})
         if unknown:
             raise ValueError(f"unknown levels {unknown}: expected event and outcome")
@@ -305,8 +305,8 @@ class JudgeSection(_Strict):
     enabled: bool = True
     type: str | None = None
     timeout_s: float = Field(45.0, gt=0)
-    reward_blend: BlendWeights | None = None
-    options: JudgeOptions = Field(default_factory=JudgeOptions)
+    reward_blend: BlendWeightsSection | None = None
+    options: JudgeOptionsSection = Field(default_factory=JudgeOptionsSection)
 
 
 class RLConfig(_Strict):
@@ -354,11 +354,11 @@ class RLConfig(_Strict):
         return parse_rl_config(data, source="--ray")
 
     @property
-    def blend_weights(self) -> BlendWeights:
+    def blend_weights(self) -> BlendWeightsSection:
         """``[rubric.weights]`` or ``[judge.reward_blend]``; without either (or with rubrics off) the env alone."""
         weights = self.rubric.weights or (self.judge.reward_blend if self.judge is not None else None)
         if weights is None or not self.judging_enabled:
-            return BlendWeights(env=1.0, event=0.0, outcome=0.0)
+            return BlendWeightsSection(env=1.0, event=0.0, outcome=0.0)
         return weights
 
     @property
@@ -378,10 +378,10 @@ class RLConfig(_Strict):
         limits = [self.rollout.max_concurrent_rollouts, self.training.async_semaphore_max]
         return min(n for n in limits if n is not None)
 
-    def rubric_levels(self) -> dict[str, RubricLevel]:
+    def rubric_levels(self) -> dict[str, RubricLevelSection]:
         """The rubric levels the file spells out: ``[rubric.event]`` / ``[rubric.outcome]`` with criteria, or
         ``[judge.options.rubric_overrides]``."""
-        levels: dict[str, RubricLevel] = {}
+        levels: dict[str, RubricLevelSection] = {}
         if self.judge is not None:
             levels.update(self.judge.options.rubric_overrides)
         for name in ("event", "outcome"):
