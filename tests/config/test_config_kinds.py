@@ -62,6 +62,10 @@ def test_every_shipped_config_declares_its_kind_and_loads_as_it(path, kind, capl
     assert not caplog.records  # nothing deprecated in what we ship
 
 
+def test_configs_holds_one_folder_per_kind_and_nothing_else():
+    assert sorted(path.name for path in CONFIGS.iterdir()) == ["eval", "rl", "run"]
+
+
 def test_the_shipped_configs_use_one_vocabulary():
     for path, kind in DECLARED:
         data = read_config_file(path)
