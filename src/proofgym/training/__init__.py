@@ -8,14 +8,14 @@ Importing this package is light: torch and transformers are imported inside the 
 them (install the ``train`` extra to call those).
 """
 
+from proofgym.policies import DEMO_DOMAIN_NAME, demo_completion
 from proofgym.training._average import WeightAverage
 from proofgym.training._curriculum import BranchCurriculum
 from proofgym.training._demo import DEFAULT_STEPS as DEFAULT_DEMO_STEPS
 from proofgym.training._demo import GOAL_RULE as DEMO_GOAL_RULE
 from proofgym.training._demo import STOP_RULE as DEMO_STOP_RULE
 from proofgym.training._demo import DemoResult, DemoSettings, run_demo
-from proofgym.training._demo_task import DOMAIN_NAME as DEMO_DOMAIN_NAME
-from proofgym.training._demo_task import contrast_rows, demo_completion, demo_rows, demo_run_config
+from proofgym.training._demo_task import contrast_rows, demo_rows, demo_run_config
 from proofgym.training._generate import Generation, generate, sample_token_ids
 from proofgym.training._grpo import CompactGRPO, CompactGRPOConfig, CompactGRPOStep, Rollout, shared_prompt_logprobs
 from proofgym.training._heldout import HeldoutReport, evaluate_heldout

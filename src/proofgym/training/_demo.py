@@ -20,21 +20,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from proofgym.policies import DEMO_DOMAIN_NAME as DOMAIN_NAME
+from proofgym.policies import TinyModelConfig, demo_completion
 from proofgym.training._average import check_decay
-from proofgym.training._demo_task import (
-    BRANCH_LABELS,
-    DEMO_RUN_CONFIG,
-    DOMAIN_NAME,
-    contrast_rows,
-    demo_completion,
-    demo_rows,
-    demo_run_config,
-)
+from proofgym.training._demo_task import BRANCH_LABELS, DEMO_RUN_CONFIG, contrast_rows, demo_rows, demo_run_config
 from proofgym.training._grpo import CompactGRPOConfig, CompactGRPOStep
 from proofgym.training._heldout import HeldoutReport
 from proofgym.training._report import MetricsLog
 from proofgym.training._sft import SFTConfig
-from proofgym.policies import TinyModelConfig
 
 GOAL = 0.97
 # An early stop needs every branch this far above the goal at the last evaluation: a run that only just touches

@@ -27,7 +27,7 @@ from typing import Any
 from proofgym.config import RunConfig, parse_run_config, read_config_file
 from proofgym.domains import GRANT_INCOME_THRESHOLD, Record, get_domain, gold_decision
 from proofgym.policies import DEMO_DOMAIN_NAME as DOMAIN_NAME
-from proofgym.policies import demo_completion, demo_prompt  # noqa: F401  (demo_completion: re-exported)
+from proofgym.policies import demo_prompt
 
 # The rule branches of the domain, in the order the demo reports them.
 BRANCH_LABELS = {
