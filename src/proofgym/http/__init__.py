@@ -6,8 +6,9 @@ cannot fail to encode, the published OpenAPI pieces (security schemes, error sta
 credentials taken out, uvicorn's limits for slow clients, and an app served on a thread.
 
 Importing this package loads no HTTP library (httpx is imported on first use): the judges and policies import it at
-their own import time. Of the server side, ``RequestGuard``, ``SafeJSONResponse`` and ``json_bytes`` load Starlette,
-on first use; fastapi and uvicorn are imported by the functions that build or run a server.
+their own import time. Of the server side, ``RequestGuard`` (with ``Refusal`` / ``Refusals``), ``SafeJSONResponse``
+and ``json_bytes`` load Starlette, on first use; fastapi and uvicorn are imported by the functions that build or run a
+server.
 """
 
 from typing import TYPE_CHECKING, Any
@@ -63,10 +64,11 @@ from proofgym.http._timeouts import (
 
 # Server-side names that load Starlette: imported on first use.
 if TYPE_CHECKING:
-    from proofgym.http._guard import RequestGuard
+    from proofgym.http._guard import Refusal, Refusals, RequestGuard
     from proofgym.http._json import SafeJSONResponse, json_bytes
 
-_ON_FIRST_USE = {"RequestGuard": "proofgym.http._guard", "SafeJSONResponse": "proofgym.http._json",
+_ON_FIRST_USE = {"Refusal": "proofgym.http._guard", "Refusals": "proofgym.http._guard",
+                 "RequestGuard": "proofgym.http._guard", "SafeJSONResponse": "proofgym.http._json",
                  "json_bytes": "proofgym.http._json"}
 
 
@@ -105,6 +107,8 @@ __all__ = [
     "ErrorDetail",
     "ErrorResponse",
     "MAX_PRESENTED_KEYS",
+    "Refusal",
+    "Refusals",
     "RequestGuard",
     "SECURITY_SCHEMES",
     "SERVER_LOGGERS",

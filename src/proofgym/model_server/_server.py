@@ -29,14 +29,15 @@ from fastapi.exceptions import RequestValidationError
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from proofgym.core import json_limit_problem
+from proofgym.core import JSONLimitProblem
 from proofgym.http import (
     API_KEY_ENV_VARS,
+    Refusal,
+    Refusals,
+    RequestGuard,
     SafeJSONResponse,
     api_key_from_env,
     is_loopback,
-    json_bytes,
-    key_matches,
     presented_key,
     redacted_logs,
 )
@@ -197,76 +198,40 @@ def _param(loc: tuple[Any, ...] | list[Any]) -> str | None:
 
 # -- the guard -----------------------------------------------------------------------------------------------
 
-class _Guard:
-    """ASGI middleware in front of the app: 401 without the key (except on ``/health``), then 413 for a body over
-    ``max_body_bytes`` (declared or streamed), then 400 for JSON nested too deep (or a 1000-digit integer), before
-    any parsing; a body within the limits is read once and replayed."""
+class _OpenAIRefusals(Refusals):
+    """What :class:`~proofgym.http.RequestGuard` answers in front of the app, in OpenAI's error shape: 401 without
+    the key (``X-API-Key`` or ``Authorization: Bearer``; except on ``/health``), then 413 for a body over the limit
+    (declared or streamed), 408 for one that has not arrived in time, then 400 for JSON nested too deep (or a
+    1000-digit integer), before any parsing. A blank ``Content-Length`` is read as none."""
 
-    def __init__(self, app: Any, *, api_key: str | None, max_body_bytes: int, body_timeout_s: float | None) -> None:
-        self.app, self.api_key, self.max_body_bytes, self.body_timeout_s = app, api_key, max_body_bytes, body_timeout_s
+    def presented(self, headers: dict[str, str]) -> str | None:
+        return presented_key(headers)
 
-    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-        headers = {name.decode("latin-1").lower(): value.decode("latin-1") for name, value in scope["headers"]}
-        if self.api_key is not None and scope["path"] not in _OPEN_PATHS:
-            presented = presented_key(headers)
-            if not key_matches(self.api_key, presented):
-                what = "missing" if presented is None else "invalid"
-                await _send(send, APIError(401, f"{what} API key: send it as Authorization: Bearer <key> or as an "
-                                                "X-API-Key header", code="invalid_api_key"),
-                            [(b"www-authenticate", b"Bearer")])
-                return
-        declared = (headers.get("content-length") or "").strip()
-        if declared and (not declared.isdigit() or len(declared.lstrip("0")) > len(str(self.max_body_bytes))
-                         or int(declared) > self.max_body_bytes):
-            status = 400 if not declared.isdigit() else 413
-            await _send(send, APIError(status, f"request body too large: the limit is {self.max_body_bytes} bytes"
-                                       if status == 413 else f"invalid Content-Length header {declared!r}"))
-            return
-        chunks, size, more, other = [], 0, True, None
-        try:
-            async with asyncio.timeout(self.body_timeout_s):
-                while more:
-                    message = await receive()
-                    if message["type"] != "http.request":  # the client went away
-                        other = message
-                        break
-                    chunks.append(message.get("body", b""))
-                    size += len(chunks[-1])
-                    if size > self.max_body_bytes:
-                        await _send(send, APIError(413, f"request body too large: the limit is "
-                                                        f"{self.max_body_bytes} bytes"))
-                        return
-                    more = message.get("more_body", False)
-        except TimeoutError:
-            await _send(send, APIError(408, f"the request body did not arrive within {self.body_timeout_s:g} s"))
-            return
-        body = b"".join(chunks)
-        problem = json_limit_problem(body) if body and other is None else None
-        if problem is not None:
-            await _send(send, APIError(400, problem.message, param=_param(problem.path)))
-            return
-        replayed = False
+    def unauthorized(self, presented: str | list[str] | None) -> Refusal:
+        what = "missing" if presented is None else "invalid"
+        return _refusal(APIError(401, f"{what} API key: send it as Authorization: Bearer <key> or as an X-API-Key "
+                                      "header", code="invalid_api_key"), ((b"www-authenticate", b"Bearer"),))
 
-        async def replay() -> Any:
-            nonlocal replayed
-            if not replayed:
-                replayed = True
-                return other or {"type": "http.request", "body": body, "more_body": False}
-            return await receive()
+    def bad_length(self, declared: str) -> Refusal | None:
+        declared = declared.strip()
+        return _refusal(APIError(400, f"invalid Content-Length header {declared!r}")) if declared else None
 
-        await self.app(scope, replay, send)
+    def too_large(self, limit: int, *, size: int | None = None, digits: int | None = None,
+                  streamed: bool = False) -> Refusal:
+        return _refusal(APIError(413, f"request body too large: the limit is {limit} bytes"))
+
+    def timed_out(self, seconds: float) -> Refusal:
+        return _refusal(APIError(408, f"the request body did not arrive within {seconds:g} s"))
+
+    def too_deep(self, problem: JSONLimitProblem) -> Refusal:
+        return _refusal(APIError(400, problem.message, param=_param(problem.path)))
 
 
-async def _send(send: Any, error: APIError, extra: Sequence[tuple[bytes, bytes]] = ()) -> None:
-    body = json_bytes(error.body())
-    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()), *extra]
-    if error.status in (408, 413):
-        headers.append((b"connection", b"close"))  # the rest of the body is never read
-    await send({"type": "http.response.start", "status": error.status, "headers": headers})
-    await send({"type": "http.response.body", "body": body})
+_OPENAI_REFUSALS = _OpenAIRefusals()
+
+
+def _refusal(error: APIError, headers: Sequence[tuple[bytes, bytes]] = ()) -> Refusal:
+    return Refusal(error.status, error.body(), headers)
 
 
 # -- the app -------------------------------------------------------------------------------------------------
@@ -380,7 +345,8 @@ def create_model_app(backend: GenerationBackend, *, api_key: str | None = None, 
             "proofgym": {"cid": cid},
         })
 
-    return _Guard(app, api_key=api_key, max_body_bytes=max_body_bytes, body_timeout_s=body_timeout_s)
+    return RequestGuard(app, api_key=api_key, max_body_bytes=max_body_bytes, open_paths=_OPEN_PATHS,
+                        body_timeout_s=body_timeout_s, refusals=_OPENAI_REFUSALS)
 
 
 def _model_card(name: str, created: int, context_length: int) -> dict[str, Any]:
