@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import random
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 
 # How a row waiting to be replayed is weighted by ``p``, the share of its last group's samples that were wrong.
-REPLAY_WEIGHTINGS = {
+REPLAY_WEIGHTINGS: dict[str, Callable[[float], float]] = {
     # rows whose samples disagree (p = 1/2) most, a row every sample got wrong barely (it gives no spread)
     "disagreement": lambda p: 0.05 + 4 * p * (1 - p),
     # the more wrong, the more often: with an explore temperature a row every sample got wrong is sampled

@@ -278,7 +278,7 @@ def _run(out: Path, seed: int, settings: DemoSettings, cache_dir: str | Path | N
                         columns = _heldout_columns(report)
                     row = log.log(result.step, **_loggable(result.metrics), **columns)
                     with _phase(timings, "traces_s"):  # waits only for the previous step's write
-                        traces.write(lambda result=result: _sessions(result, run_id, seed))
+                        traces.write(lambda result=result: _sessions(result, run_id, seed))  # type: ignore[misc]
                     table.add(row)
                     if settings.stop_at_goal and result.step < settings.steps and may_stop(evaluations):
                         stopped_early = True
@@ -303,15 +303,15 @@ def _run(out: Path, seed: int, settings: DemoSettings, cache_dir: str | Path | N
         timings["total_s"] = time.perf_counter() - started
         timings["step_s_median"] = statistics.median(step_times)
         timings["steps"] = float(len(step_times))
-        result = DemoResult(out_dir=out, seed=seed, steps=len(step_times), untrained=untrained, warmed_up=warmed_up,
-                            trained=trained, goal=GOAL, passed=passed, metrics_csv=metrics_csv, reward_curve=curve,
-                            traces=out / "traces.db", run_id=run_id, timings=dict(timings), max_steps=settings.steps,
-                            stopped_early=stopped_early, goal_held_from=goal_held_from(evaluations),
-                            evaluations=tuple(evaluations))
-        store.finish_run(run_id, status="ok", summary=result.to_dict())
-    (out / "summary.json").write_text(json.dumps(result.to_dict(), indent=2), encoding="utf-8")
-    _print_outcome(console, result)
-    return result
+        outcome = DemoResult(out_dir=out, seed=seed, steps=len(step_times), untrained=untrained, warmed_up=warmed_up,
+                             trained=trained, goal=GOAL, passed=passed, metrics_csv=metrics_csv, reward_curve=curve,
+                             traces=out / "traces.db", run_id=run_id, timings=dict(timings), max_steps=settings.steps,
+                             stopped_early=stopped_early, goal_held_from=goal_held_from(evaluations),
+                             evaluations=tuple(evaluations))
+        store.finish_run(run_id, status="ok", summary=outcome.to_dict())
+    (out / "summary.json").write_text(json.dumps(outcome.to_dict(), indent=2), encoding="utf-8")
+    _print_outcome(console, outcome)
+    return outcome
 
 
 def goal_held_from(evaluations: Sequence[tuple[int, HeldoutReport]], goal: float = GOAL) -> int | None:
@@ -337,7 +337,7 @@ def _heldout_columns(report: HeldoutReport) -> dict[str, float | None]:
             "heldout_worst_branch": min(accuracies.values()) if accuracies else None}
 
 
-def _random_decision_example(pool: list[Mapping[str, Any]]) -> Callable[[random.Random], tuple[str, str]]:
+def _random_decision_example(pool: Sequence[Mapping[str, Any]]) -> Callable[[random.Random], tuple[str, str]]:
     decisions = list(DEMO_RUN_CONFIG["parser"]["decisions"])
 
     def example(rng: random.Random) -> tuple[str, str]:
@@ -402,9 +402,10 @@ class _LiveTable:
     window = 12
 
     def __init__(self, console: Any, steps: int) -> None:
-        self.console, self.rows = console, []
+        self.console = console
+        self.rows: list[Any] = []
         self.every = max(1, steps // 20)
-        self.live = None
+        self.live: Any = None
 
     def __enter__(self) -> _LiveTable:
         self.console.print(_LEGEND, style="dim")
@@ -535,7 +536,7 @@ def _sessions(result: CompactGRPOStep, run_id: str, seed: int) -> list[Any]:
 def _compact_verdict(verdict: Any) -> dict[str, Any]:
     """The verdict with its certificate's summary (decision, proof checked, deciding rules, rejected facts);
     the full symbolic trace is left out: the kernel re-derives it from the stored facts."""
-    data = verdict.to_dict()
+    data: dict[str, Any] = verdict.to_dict()
     evidence = data.get("evidence") or {}
     data["evidence"] = {k: evidence[k] for k in ("decision", "status", "proof_checked", "proof_summary",
                                                   "deciding_rules", "rejected_facts") if k in evidence}

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 
 @dataclass
@@ -34,7 +34,7 @@ def prompt_text(tokenizer: Any, prompt: Any) -> str:
     if isinstance(prompt, Sequence) and all(isinstance(m, Mapping) for m in prompt):
         messages = [dict(m) for m in prompt]
         if getattr(tokenizer, "chat_template", None):
-            return tokenizer.apply_chat_template(messages, add_generation_prompt=True, tokenize=False)
+            return cast(str, tokenizer.apply_chat_template(messages, add_generation_prompt=True, tokenize=False))
         return "\n".join(str(m.get("content", "")) for m in messages) + "\n"
     raise TypeError(f"a prompt must be a string or a list of chat messages, got {type(prompt).__name__}")
 
@@ -80,7 +80,7 @@ def generate(
 
     if num_samples < 1 or max_new_tokens < 1:
         raise ValueError(f"num_samples and max_new_tokens must be >= 1, got {num_samples} and {max_new_tokens}")
-    per_prompt = None
+    per_prompt: list[float] | None = None
     if not isinstance(temperature, (int, float)):
         per_prompt = [float(t) for t in temperature]
         if len(per_prompt) != len(prompts):
@@ -89,7 +89,7 @@ def generate(
             temperature, per_prompt = per_prompt[0], None
     if top_k is not None and (not isinstance(top_k, int) or isinstance(top_k, bool) or top_k < 1):
         raise ValueError(f"top_k must be None or a positive integer, got {top_k!r}")
-    if not greedy and not all(t > 0 for t in (per_prompt or [temperature])):
+    if not greedy and not all(t > 0 for t in (per_prompt or [cast(float, temperature)])):
         given = temperature if per_prompt is None else per_prompt
         raise ValueError(f"temperature must be > 0 when sampling, got {given}")
     device = next(model.parameters()).device
@@ -98,7 +98,7 @@ def generate(
     pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else eos_ids[0]
     temperatures = None
     if not greedy:
-        values = per_prompt if per_prompt is not None else [float(temperature)] * len(prompts)
+        values = per_prompt if per_prompt is not None else [float(cast(float, temperature))] * len(prompts)
         temperatures = torch.tensor(values, device=device).repeat_interleave(num_samples).unsqueeze(-1)
     was_training = model.training
     model.eval()

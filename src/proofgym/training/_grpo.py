@@ -178,7 +178,7 @@ class CompactGRPO:
         )
         self.scheduler = torch.optim.lr_scheduler.LambdaLR(self.optimizer, self.config.lr_factor)
         self.steps_done = 0
-        self.updates_skipped = 0  # steps with nothing to learn from, or whose loss or gradient was not finite
+        self.updates_skipped: float = 0  # steps with nothing to learn from, or whose loss or gradient was not finite
         self._flat_share = 0.0  # of the last step's groups: how many had no spread
 
     def _round_size(self, needed: int, left: int) -> int:
@@ -384,7 +384,9 @@ def _batch(prompts: list[list[int]], completions: list[list[int]], pad: int, dev
     prefix_attention = [[0] * (p_width - len(p)) + [1] * len(p) for p in distinct]
     completion_ids = [c + [pad] * (c_width - len(c)) for c in completions]
     mask = [[1] * len(c) + [0] * (c_width - len(c)) for c in completions]
-    as_tensor = lambda rows: torch.tensor(rows, dtype=torch.long, device=device)  # noqa: E731
+    def as_tensor(rows: list[Any]) -> Any:
+        return torch.tensor(rows, dtype=torch.long, device=device)
+
     return {"prefix_ids": as_tensor(prefix_ids), "prefix_attention": as_tensor(prefix_attention),
             "row_prefix": as_tensor(row_prefix), "completion_ids": as_tensor(completion_ids),
             "mask": as_tensor(mask)}
@@ -395,7 +397,7 @@ def _unpad(ids: Any, mask: Any) -> list[list[int]]:
 
 
 def _is_correct(item: Any) -> bool:
-    return item.components.get("correct", 0.0) == 1.0
+    return bool(item.components.get("correct", 0.0) == 1.0)
 
 
 def _branch_results(rollouts: Sequence[Rollout], branch_of: Any) -> dict[str, tuple[int, int]]:

@@ -37,14 +37,15 @@ def sampled_turns(trace: SessionTrace) -> list[Turn] | str:
                 if any(_first_choice(later.response) is not None for later in calls[position + 1:]):
                     continue
                 return f"step {step.index}: the model call has no recorded completion ({call.error or 'no response'})"
-            prompt, completion = choice.get("prompt_token_ids"), choice.get("token_ids")
+            prompt: Any = choice.get("prompt_token_ids")
+            completion: Any = choice.get("token_ids")
             if not _ids(prompt) or not _ids(completion):
                 return f"step {step.index}: the server returned no prompt_token_ids / token_ids"
             logprobs = None
             content = (choice.get("logprobs") or {}).get("content") if isinstance(choice.get("logprobs"), Mapping) \
                 else None
             if isinstance(content, list) and len(content) == len(completion):
-                values = [entry.get("logprob") for entry in content if isinstance(entry, Mapping)]
+                values: list[Any] = [entry.get("logprob") for entry in content if isinstance(entry, Mapping)]
                 if len(values) == len(completion) and all(isinstance(v, (int, float)) and math.isfinite(v)
                                                           for v in values):
                     logprobs = tuple(float(v) for v in values)

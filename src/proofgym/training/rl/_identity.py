@@ -55,7 +55,7 @@ def check_resume(state: Mapping[str, Any], config: RLConfig, checkpoint: Path) -
     if state.get("seed") != current["seed"]:
         problems.append(f"it was written with training.seed {state.get('seed')}, this run has {current['seed']}")
     if state["config_hash"] != current["config_hash"]:
-        saved = state.get("config") if isinstance(state.get("config"), Mapping) else {}
+        saved: Mapping[str, Any] = state["config"] if isinstance(state.get("config"), Mapping) else {}
         changed = sorted(key for key in set(saved) | set(current["config"])
                          if saved.get(key, _ABSENT) != current["config"].get(key, _ABSENT))
         problems.append(f"the config changed since ({', '.join(changed) or 'its hash differs'})")
