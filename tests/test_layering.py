@@ -1,7 +1,7 @@
 """The package layering, computed from the source: no cycle, and no package imports one above it.
 
 Every ``import`` / ``from ... import`` in ``src/proofgym`` counts, including those inside functions and under
-``TYPE_CHECKING``: a lazy import is still a dependency. The order below is the one place it is written down.
+``TYPE_CHECKING``: a lazy import is still a dependency. The order is docs/architecture.md's layer table.
 """
 
 from __future__ import annotations
@@ -11,32 +11,14 @@ from pathlib import Path
 
 import pytest
 
+from _architecture import documented_layers
 from _source_tree import SOURCE, copy_source
 
 
-#: Lowest first. A package may import packages of lower layers only (and itself). Packages on one line are peers:
-#: they must not import each other.
-LAYERS: list[tuple[str, ...]] = [
-    ("core",),                                        # claims, verdicts, the one text rule, Registry, ConfigError
-    ("formats",),                                     # the one YAML / JSON / TOML reader
-    ("parsers", "rules", "traces"),                   # completion -> claim; the rule kernel; the trace store
-    ("http",),                                        # the one HTTP layer: outbound clients, server-side pieces
-    ("rewards",),                                     # shaping a verdict into a reward
-    ("verifiers",),                                   # the verifier protocol and kinds
-    ("runtime", "ambertrace"),                        # where every verifier runs; the hosted AmberTrace backend
-    ("testing", "config"),                            # test helpers; the run config, assembling a reward path
-    ("judges",),                                      # rubrics and judges (programmatic, LLM), blending
-    ("envs",),                                        # the environment contract, base class and registry
-    ("domains", "verilog", "crafter", "math"),        # concrete environments (with their parsers and verifiers)
-    ("policies",),                                    # what acts in an environment
-    ("rollouts",),                                    # one episode, env x policy -> trace
-    ("taskapp", "model_server", "reward_server"),     # the servers: task app, serve-model, serve-reward
-    ("evaluation",),                                  # eval runs, local and against a task app
-    ("training",),                                    # training (compact loop, demo, TRL, multi-step RL)
-    ("integrations",),                                # veRL; re-exports the TRL path
-    ("view",),                                        # the web viewer
-    ("cli",),                                         # the command line
-]
+#: Lowest first, read from docs/architecture.md's layer table (the one place the layering is written down, with what
+#: each package owns). A package may import packages of lower layers only (and itself). Packages on one row are
+#: peers: they must not import each other.
+LAYERS: list[tuple[str, ...]] = documented_layers()
 RANK = {package: rank for rank, line in enumerate(LAYERS) for package in line}
 
 
@@ -96,8 +78,8 @@ def cycles(graph: dict[str, dict[str, list[str]]]) -> list[list[str]]:
 
 def test_every_package_has_a_layer():
     packages = {_package_of(path) for path in SOURCE.rglob("*.py")} - {"__init__"}
-    assert sorted(packages - set(RANK)) == [], "add the new package to LAYERS"
-    assert sorted(set(RANK) - packages) == [], "remove the package that is gone from LAYERS"
+    assert sorted(packages - set(RANK)) == [], "add the new package to docs/architecture.md's layer table"
+    assert sorted(set(RANK) - packages) == [], "remove the package that is gone from docs/architecture.md's layer table"
 
 
 def test_no_package_imports_a_package_above_it_or_beside_it():

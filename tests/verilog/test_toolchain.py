@@ -2,7 +2,7 @@
 
 import pytest
 
-from proofgym.verilog import INSTALL_HINT, ToolchainError, detect_toolchain
+from proofgym.verilog import VERILOG_INSTALL_HINT, ToolchainError, detect_toolchain
 
 from ._support import requires_judge
 
@@ -20,8 +20,8 @@ def test_the_installed_tools_and_their_versions_are_found():
 def test_missing_tools_are_listed_with_the_install_command():
     toolchain = detect_toolchain("/nonexistent/iverilog", "/nonexistent/vvp", "/nonexistent/bwrap")
     assert toolchain.missing == ["iverilog", "vvp", "bwrap"] and not toolchain.can_simulate
-    assert INSTALL_HINT == "apt-get install -y iverilog bubblewrap"
-    assert INSTALL_HINT in toolchain.describe()
+    assert VERILOG_INSTALL_HINT == "apt-get install -y iverilog bubblewrap"
+    assert VERILOG_INSTALL_HINT in toolchain.describe()
     with pytest.raises(ToolchainError, match="apt-get install -y iverilog bubblewrap") as raised:
         toolchain.require_simulator()
     assert str(raised.value).startswith("iverilog not installed; ")  # the headline an eval shows per rollout

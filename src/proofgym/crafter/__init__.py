@@ -20,7 +20,7 @@ from proofgym.crafter._env import (
 from proofgym.crafter._frames import session_frames, write_frames
 from proofgym.crafter._rewards import DEFAULT_INVENTORY_WEIGHTS, EpisodeRewards, StepRewardConfig
 from proofgym.crafter._rubrics import CRAFTER_RUBRICS, TIERS, achievement_depth, goal_completion, unique_achievements
-from proofgym.crafter._world import ACHIEVEMENTS, ACTIONS, INSTALL_HINT, CrafterUnavailable, CrafterWorld
+from proofgym.crafter._world import ACHIEVEMENTS, ACTIONS, CRAFTER_INSTALL_HINT, CrafterUnavailable, CrafterWorld
 
 __all__ = [
     "ACHIEVEMENTS",
@@ -35,7 +35,7 @@ __all__ = [
     "EpisodeRewards",
     "FrameConfig",
     "HeuristicAgent",
-    "INSTALL_HINT",
+    "CRAFTER_INSTALL_HINT",
     "MAX_ACTIONS_PER_CALL",
     "RandomAgent",
     "StepRewardConfig",

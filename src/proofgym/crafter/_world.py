@@ -31,7 +31,7 @@ ACHIEVEMENTS: tuple[str, ...] = (
     "make_iron_sword", "make_stone_pickaxe", "make_stone_sword", "make_wood_pickaxe", "make_wood_sword",
     "place_furnace", "place_plant", "place_stone", "place_table", "wake_up",
 )
-INSTALL_HINT = "pip install 'proofgym[crafter]' (crafter==1.8.3)"
+CRAFTER_INSTALL_HINT = "pip install 'proofgym[crafter]' (crafter==1.8.3)"
 _VITALS = ("health", "food", "drink", "energy")
 #: How far the agent sees: crafter's local view is 9 x 7 cells around the player (the image's top 7 rows).
 _SIGHT = (4, 3)
@@ -120,10 +120,10 @@ def _engine() -> Any:
     try:
         import crafter
     except ImportError:
-        raise CrafterUnavailable(f"the crafter environment needs the crafter package: {INSTALL_HINT}") from None
+        raise CrafterUnavailable(f"the crafter environment needs the crafter package: {CRAFTER_INSTALL_HINT}") from None
     if tuple(crafter.constants.actions) != ACTIONS or tuple(crafter.constants.achievements) != ACHIEVEMENTS:
         raise CrafterUnavailable(f"this crafter package's actions or achievements differ from crafter 1.8.3's: "
-                                 f"{INSTALL_HINT}")
+                                 f"{CRAFTER_INSTALL_HINT}")
     return crafter
 
 

@@ -15,7 +15,7 @@ from proofgym.verilog._lint import ALLOWED_SYSTEM_FUNCTIONS, forbidden_construct
 from proofgym.verilog._problem import Problem
 from proofgym.verilog._problem_loader import builtin_problems, get_problem, interface, load_problem, load_verilogeval
 from proofgym.verilog._sandbox import Sandbox, SandboxLimits, SandboxResult, SandboxUnavailable
-from proofgym.verilog._toolchain import INSTALL_HINT, Toolchain, ToolchainError, detect_toolchain
+from proofgym.verilog._toolchain import VERILOG_INSTALL_HINT, Toolchain, ToolchainError, detect_toolchain
 from proofgym.verilog._verifier import (
     VerilogVerifier,
     VerilogVerifierOptions,
@@ -29,7 +29,7 @@ from proofgym.verilog._env import VerilogEnv, VerilogEnvConfig, VerilogRewards
 __all__ = [
     "ALLOWED_SYSTEM_FUNCTIONS",
     "DIFFICULTIES",
-    "INSTALL_HINT",
+    "VERILOG_INSTALL_HINT",
     "JUDGE_VERSION",
     "REFUTATION_REASONS",
     "VERILOG_FORMAT_ERROR_KINDS",

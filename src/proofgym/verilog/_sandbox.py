@@ -40,7 +40,7 @@ from pathlib import Path
 from typing import Callable, Mapping
 
 from proofgym.core import text_bytes
-from proofgym.verilog._toolchain import INSTALL_HINT, detect_toolchain
+from proofgym.verilog._toolchain import VERILOG_INSTALL_HINT, detect_toolchain
 
 _LOG = logging.getLogger("proofgym.verilog")
 
@@ -126,7 +126,7 @@ class Sandbox:
         if not self.allow_unsandboxed:
             raise SandboxUnavailable(
                 f"{problem}; refusing to run model-written Verilog without a sandbox. Install bubblewrap "
-                f"(`{INSTALL_HINT}`) and allow unprivileged user namespaces, or set allow_unsandboxed=True "
+                f"(`{VERILOG_INSTALL_HINT}`) and allow unprivileged user namespaces, or set allow_unsandboxed=True "
                 "to accept the risk explicitly"
             )
         _warn_unsandboxed(problem)

@@ -8,7 +8,7 @@ import shutil
 import subprocess
 from dataclasses import dataclass, field
 
-INSTALL_HINT = "apt-get install -y iverilog bubblewrap"
+VERILOG_INSTALL_HINT = "apt-get install -y iverilog bubblewrap"
 """What to run (as root) on Debian or Ubuntu to get every tool the Verilog judge uses."""
 
 
@@ -54,7 +54,7 @@ class Toolchain:
         lines = [f"{name}: not found" if path is None else f"{name}: {version} at {path}" if version
                  else f"{name}: at {path}" for name, path, version in rows]
         if self.missing:
-            lines.append(f"missing {', '.join(self.missing)}: install with `{INSTALL_HINT}`")
+            lines.append(f"missing {', '.join(self.missing)}: install with `{VERILOG_INSTALL_HINT}`")
         return "\n".join(lines)
 
     def require_simulator(self) -> None:
@@ -64,7 +64,7 @@ class Toolchain:
             # Headline first (what an eval shows per rollout), then the detail and the fix.
             raise ToolchainError(
                 f"{absent[0]} not installed; the Verilog judge needs Icarus Verilog ({', '.join(absent)}: not found "
-                f"on PATH): install it with `{INSTALL_HINT}` (Icarus Verilog 11 or later)"
+                f"on PATH): install it with `{VERILOG_INSTALL_HINT}` (Icarus Verilog 11 or later)"
             )
 
 
