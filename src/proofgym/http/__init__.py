@@ -22,6 +22,7 @@ from proofgym.http._auth import (
     key_matches,
     presented_key,
     presented_keys,
+    serving_key,
 )
 from proofgym.http._background import BackgroundServer
 from proofgym.http._chat_client import (
@@ -125,5 +126,6 @@ __all__ = [
     "publish",
     "redacted_logs",
     "require_key",
+    "serving_key",
     "uvicorn_limits",
 ]

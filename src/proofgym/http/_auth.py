@@ -7,6 +7,8 @@ import ipaddress
 import os
 from typing import Mapping
 
+from proofgym.http._serve_error import ServeError
+
 #: Environment variables read for the key, first non-empty wins (the reference's name first).
 API_KEY_ENV_VARS: tuple[str, ...] = ("ENVIRONMENT_API_KEY", "PROOFGYM_API_KEY", "ENV_API_KEY")
 
@@ -82,3 +84,22 @@ def is_loopback(host: str) -> bool:
         return ipaddress.ip_address(host.strip().strip("[]")).is_loopback
     except ValueError:
         return False
+
+
+def serving_key(host: str, port: int, api_key: str | None, *, could: str, server: str = "",
+                names: tuple[str, ...] = API_KEY_ENV_VARS, read_env: bool = True) -> str | None:
+    """The key a server started on ``host:port`` requires: ``api_key``, else (with ``read_env``) the first of the
+    environment variables ``names`` that is set (see :func:`api_key_from_env`), else ``None``.
+
+    Raises :class:`~proofgym.http.ServeError` when there is no key and ``host`` is not a loopback address (the
+    message names the server, ``server`` such as ``"the viewer"``, and says what anyone who can reach it ``could``
+    do), or when ``port`` is not in 0..65535. Every proofgym server checks its address this way before it binds."""
+    key = api_key if api_key is not None or not read_env else api_key_from_env(names=names)
+    if key is None and not is_loopback(host):
+        named = f" {server}" if server else ""
+        raise ServeError(f"refusing to serve{named} on {host!r} without an API key: anyone who can reach it could "
+                         f"{could}. Set {names[0]} (or {', '.join(names[1:])}), or bind a loopback address such "
+                         "as 127.0.0.1")
+    if not 0 <= port <= 65535:
+        raise ServeError(f"port must be in 0..65535, got {port}")
+    return key

@@ -31,13 +31,10 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from proofgym.core import JSONLimitProblem
 from proofgym.http import (
-    API_KEY_ENV_VARS,
     Refusal,
     Refusals,
     RequestGuard,
     SafeJSONResponse,
-    api_key_from_env,
-    is_loopback,
     presented_key,
     redacted_logs,
 )
@@ -566,15 +563,9 @@ def serve_model(
     server would be reachable from other machines without a key, or when the model cannot be loaded."""
     import uvicorn
 
-    from proofgym.http import ServeError, uvicorn_limits
+    from proofgym.http import ServeError, serving_key, uvicorn_limits
 
-    key = api_key if api_key is not None else api_key_from_env()
-    if key is None and not is_loopback(host):
-        raise ServeError(f"refusing to serve on {host!r} without an API key: anyone who can reach it could use the "
-                         f"model. Set {API_KEY_ENV_VARS[0]} (or {', '.join(API_KEY_ENV_VARS[1:])}), or bind a "
-                         "loopback address such as 127.0.0.1")
-    if not 0 <= port <= 65535:
-        raise ServeError(f"port must be in 0..65535, got {port}")
+    key = serving_key(host, port, api_key, could="use the model")
     try:
         limits = uvicorn_limits(header_timeout_s=header_timeout_s, max_connections=max_connections)
     except ValueError as exc:

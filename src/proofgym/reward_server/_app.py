@@ -471,7 +471,7 @@ def serve_reward(source: Any, *, host: str = "127.0.0.1", port: int = 8001, api_
                  max_connections: int = DEFAULT_MAX_CONNECTIONS,
                  batch_window_s: float = DEFAULT_BATCH_WINDOW_S,
                  batch_max_items: int = DEFAULT_BATCH_MAX_ITEMS) -> None:
-    """Run the reward server with uvicorn until interrupted. Refuses (``ValueError``) to listen on a
+    """Run the reward server with uvicorn until interrupted. Refuses (``ServeError``, a ``ValueError``) to listen on a
     non-loopback address without an API key; OpenRLHF, which sends no headers, gives the key in its URL:
     ``--reward.remote_url http://host:8001/get_reward?key=<key>`` (never logged). Slow clients get 408 (headers
     not complete ``header_timeout_s`` seconds after the connection opened or the previous response, a body not
@@ -481,11 +481,10 @@ def serve_reward(source: Any, *, host: str = "127.0.0.1", port: int = 8001, api_
     ``batch_max_items`` samples (see :func:`create_reward_app`)."""
     import uvicorn
 
-    from proofgym.http import is_loopback, uvicorn_limits
+    from proofgym.http import serving_key, uvicorn_limits
 
-    if api_key is None and not is_loopback(host):
-        raise ValueError(f"refusing to serve on {host} without an API key: set PROOFGYM_API_KEY (or "
-                         "ENVIRONMENT_API_KEY), or listen on 127.0.0.1")
+    # The key is the caller's (the command reads it with reward_api_key): None is no key, the environment unread.
+    serving_key(host, port, api_key, could="score completions", names=REWARD_KEY_ENV_VARS, read_env=False)
     max_connections = connections_within_fd_limit(max_connections)
     limits = uvicorn_limits(header_timeout_s=header_timeout_s, max_connections=max_connections)
     app = create_reward_app(source, api_key=api_key, invalid_fill=invalid_fill, max_body_bytes=max_body_bytes,

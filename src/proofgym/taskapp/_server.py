@@ -12,13 +12,11 @@ from fastapi import FastAPI
 
 from proofgym.core import redact_url
 from proofgym.http import (
-    API_KEY_ENV_VARS,
     DEFAULT_BODY_TIMEOUT_S,
     DEFAULT_HEADER_TIMEOUT_S,
     DEFAULT_MAX_CONNECTIONS,
     ServeError,
-    api_key_from_env,
-    is_loopback,
+    serving_key,
     uvicorn_limits,
 )
 from proofgym.taskapp._app import DEFAULT_POLICIES, create_app
@@ -70,13 +68,7 @@ def serve(
     :class:`ServeError` before binding anything when the app would be reachable from other
     machines without a key, or when the environment, its config or the trace store is unusable.
     """
-    key = api_key if api_key is not None else api_key_from_env()
-    if key is None and not is_loopback(host):
-        raise ServeError(f"refusing to serve on {host!r} without an API key: anyone who can reach it could run "
-                         f"rollouts. Set {API_KEY_ENV_VARS[0]} (or {', '.join(API_KEY_ENV_VARS[1:])}), or bind a "
-                         "loopback address such as 127.0.0.1")
-    if not 0 <= port <= 65535:
-        raise ServeError(f"port must be in 0..65535, got {port}")
+    key = serving_key(host, port, api_key, could="run rollouts")
     if workers < 1:
         raise ServeError(f"workers must be at least 1, got {workers}")
     source = DEFAULT_PATH if traces is None else traces

@@ -6,7 +6,7 @@ import os
 from typing import Callable, Iterable
 
 from proofgym.core import redact_url
-from proofgym.http import API_KEY_ENV_VARS, ServeError, api_key_from_env, is_loopback, redacted_logs, uvicorn_limits
+from proofgym.http import ServeError, redacted_logs, serving_key, uvicorn_limits
 from proofgym.traces import TraceStoreError
 
 DEFAULT_PORT = 8765
@@ -33,13 +33,7 @@ def serve_view(traces: str | os.PathLike[str], *, run_dirs: Iterable[str | os.Pa
 
     from proofgym.view._app import create_view_app
 
-    key = api_key if api_key is not None else api_key_from_env()
-    if key is None and not is_loopback(host):
-        raise ServeError(f"refusing to serve the viewer on {host!r} without an API key: anyone who can reach it "
-                         f"could read every trace. Set {API_KEY_ENV_VARS[0]} (or {', '.join(API_KEY_ENV_VARS[1:])}), "
-                         "or bind a loopback address such as 127.0.0.1")
-    if not 0 <= port <= 65535:
-        raise ServeError(f"port must be in 0..65535, got {port}")
+    key = serving_key(host, port, api_key, could="read every trace", server="the viewer")
     try:
         app = create_view_app(traces, run_dirs=run_dirs, api_key=key)
     except TraceStoreError as exc:
