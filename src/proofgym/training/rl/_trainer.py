@@ -24,7 +24,7 @@ import signal
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, cast
 
 import torch
 
@@ -126,7 +126,7 @@ class RLTrainer:
         if compute is not None and compute.on_ray:
             from proofgym.evaluation import RayTaskApps
 
-            self.ray_apps = RayTaskApps(local, env_config=config.rollout.env_options(), compute=compute,
+            self.ray_apps = RayTaskApps(cast(str, local), env_config=config.rollout.env_options(), compute=compute,
                                         concurrency=config.concurrency,
                                         timeout_s=config.training.request_timeout_s)
             self.note(f"rollouts on the Ray cluster at {compute.ray_address}: up to {self.ray_apps.size} actors, "
@@ -299,7 +299,7 @@ class RLTrainer:
                 self._checkpoint()
         result.stopped_by_signal, result.stopped_by = self.stop_requested, self.stop_signal
         result.checkpoint = self._checkpoint()
-        last = next((row for row in reversed(self.metrics.rows) if "eval_success" in row), {})
+        last: dict[str, Any] = next((row for row in reversed(self.metrics.rows) if "eval_success" in row), {})
         result.eval_after = last.get("eval_success")
         result.eval_after_by_decision = {key[len("eval_success_"):]: value for key, value in last.items()
                                          if key.startswith("eval_success_")}
@@ -382,7 +382,7 @@ class RLTrainer:
             result.summary = self.output_dir / "summary.json"
             result.summary.write_text(json.dumps(summary, indent=1, default=str), encoding="utf-8")
         with TraceStore(self.traces_path) as store:
-            store.finish_run(self.run_id, status=status,  # type: ignore[arg-type]
+            store.finish_run(self.run_id, status=status,
                              summary=json.loads(json.dumps(summary, default=str)))
 
     def _warmup(self) -> None:
@@ -409,7 +409,7 @@ class RLTrainer:
                     turns.append(Turn(0, tuple(prompt), tuple(ids), None, 1.0))
             loss = _nll(self.models.trainer, turns, self._pad_id())
             optimizer.zero_grad()
-            loss.backward()
+            loss.backward()  # type: ignore[no-untyped-call]  # torch's Tensor.backward is unannotated
             torch.nn.utils.clip_grad_norm_(self.models.trainer.parameters(), 1.0)
             optimizer.step()
         self.server.sync(0)
@@ -454,7 +454,7 @@ class RLTrainer:
     async def _collect(self, seeds: list[int], *, greedy: bool = False) -> list[Rollout]:
         if self.ray_apps is not None:
             return await self._collect_on_ray(seeds, greedy=greedy)
-        client = RolloutClient(self._url, concurrency=self.config.concurrency,
+        client = RolloutClient(cast(str, self._url), concurrency=self.config.concurrency,
                                timeout_s=self.config.training.request_timeout_s, app=self.app)
         try:
             jobs = []
@@ -662,7 +662,7 @@ class RLTrainer:
                 loss = policy_loss(model, chunk, self._pad_id(), clip_eps=config.training.clip_eps,
                                    sequence_ratio=sequence, total=total, reference_logprobs=reference,
                                    kl_coef=config.training.kl_coef)
-                loss.backward()
+                loss.backward()  # type: ignore[no-untyped-call]  # torch's Tensor.backward is unannotated
                 loss_value += float(loss.detach())
             norm = torch.nn.utils.clip_grad_norm_(model.parameters(), config.training.max_grad_norm)
             if not (math.isfinite(loss_value) and math.isfinite(float(norm))):
@@ -688,7 +688,7 @@ class RLTrainer:
         if self.app is not None:
             return  # the local task app wrote them into the run's trace store already (on Ray: the driver does)
         # Each is this run's, whatever run id a remote task app wrote into it.
-        sessions = [dataclasses.replace(rollout.trace, run_id=self.run_id) for rollout in rollouts
+        sessions = [dataclasses.replace(rollout.trace, run_id=cast(str, self.run_id)) for rollout in rollouts
                     if rollout.trace is not None]
         if sessions:
             with TraceStore(self.traces_path) as store:
@@ -825,9 +825,11 @@ def policy_loss(model: Any, turns: list[Turn], pad_id: int, *, clip_eps: float, 
         old[row, positions] = torch.tensor(values, dtype=old.dtype, device=old.device) if values is not None \
             else logprobs[row, positions].detach()
     advantages = torch.tensor([t.advantage for t in turns], dtype=logprobs.dtype, device=logprobs.device)
-    return clipped_loss(logprobs, old, advantages, mask, clip_eps=clip_eps,
-                        ratio_level="sequence" if sequence_ratio else "token",
-                        ref_logp=reference_logprobs if kl_coef > 0 else None, kl_coef=kl_coef, total=total).loss
+    loss: torch.Tensor = clipped_loss(logprobs, old, advantages, mask, clip_eps=clip_eps,
+                                      ratio_level="sequence" if sequence_ratio else "token",
+                                      ref_logp=reference_logprobs if kl_coef > 0 else None, kl_coef=kl_coef,
+                                      total=total).loss
+    return loss
 
 
 def _nll(model: Any, turns: list[Turn], pad_id: int) -> torch.Tensor:
