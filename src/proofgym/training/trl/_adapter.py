@@ -86,8 +86,9 @@ class AsyncTRLRewardFunction(TRLRewardFunction):
     """:class:`TRLRewardFunction` with an ``async`` ``__call__``: TRL 1.16 runs async reward functions
     concurrently on its own event loop (``asyncio.gather`` over every async reward function)."""
 
-    async def __call__(self, prompts: Sequence[Any] | None = None, completions: Sequence[Any] = (),
-                       **kwargs: Any) -> list[float | None]:
+    # An async override of a sync __call__ by design: TRL tells the two kinds apart and awaits this one.
+    async def __call__(self, prompts: Sequence[Any] | None = None,  # type: ignore[override]
+                       completions: Sequence[Any] = (), **kwargs: Any) -> list[float | None]:
         refs = references_from_columns(len(completions), kwargs)
         items = await self.reward_fn.ascore(prompts, completions, refs)
         return self._report(items, kwargs)
@@ -247,7 +248,8 @@ def lora_config(train: TrainingSection | None) -> Any:
     from peft import LoraConfig
 
     lora = train.lora
-    return LoraConfig(r=lora.r, lora_alpha=lora.alpha, lora_dropout=lora.dropout,
+    # peft annotates lora_alpha as int; it only scales by lora_alpha / r, so the config's float works.
+    return LoraConfig(r=lora.r, lora_alpha=lora.alpha, lora_dropout=lora.dropout,  # type: ignore[arg-type]
                       target_modules=lora.target_modules, task_type="CAUSAL_LM")
 
 
@@ -277,7 +279,7 @@ def build_grpo_trainer(run_config: RunConfig, model: Any, dataset: Any, *, token
 
     from proofgym.config import GRPOSection
     from proofgym.training.trl._trainer import ProofgymGRPOTrainer
-    from trl import GRPOConfig
+    from trl import GRPOConfig  # type: ignore[attr-defined]  # trl's __init__ names it for type checkers only
 
     train = run_config.training
     grpo = train.grpo if train is not None else GRPOSection()

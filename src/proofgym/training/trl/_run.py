@@ -16,7 +16,7 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from proofgym.config import ConfigError, RunConfig, TrainingSection
 from proofgym.formats import DocumentError, load_json
@@ -212,11 +212,13 @@ def training_rows(run: RunConfig, train: TrainingSection, tokenizer: Any) -> tup
     chat = _chat(data.prompt_format, tokenizer)
     held = train.heldout
     heldout: list[dict[str, Any]] = []
-    if held.n > 0 or held.file is not None:
+    # n and seed are typed None until TrainingSection's validator fills them in (a loaded config has both).
+    n, seed = cast(int, held.n), cast(int, held.seed)
+    if n > 0 or held.file is not None:
         if held.file is not None:
             heldout = read_rows(held.file)
         else:
-            heldout = domain_rows(held.domain or data.domain, held.seed, held.n, data.prompt_format, chat,
+            heldout = domain_rows(held.domain or data.domain, seed, n, data.prompt_format, chat,
                                   heldout=True)
     if data.file is not None:
         rows = read_rows(data.file)
@@ -319,7 +321,7 @@ def warm_up(run: RunConfig, train: TrainingSection, model: Any, tokenizer: Any,
     from proofgym.training import SFTConfig, sft_warmup
 
     assert train.warmup is not None
-    parser = run.parser
+    parser: Any = run.parser  # its options (decisions, facts_key, ...) are attributes of the parser kind's own
     if parser.kind != "json_block" or not parser.decisions:
         raise ConfigError("training.warmup: needs parser.kind json_block with parser.decisions listed, to write "
                           "the format's targets")

@@ -44,12 +44,15 @@ import contextlib
 import copy
 import random
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import torch
 from torch.utils.data import Sampler
 from transformers import TrainerCallback
-from trl import GRPOTrainer
+from trl import GRPOTrainer  # type: ignore[attr-defined]  # trl's __init__ names it for type checkers, unexported
+
+if TYPE_CHECKING:
+    from proofgym.training import WeightAverage
 
 # The tensors of a generation batch that the merge of dynamic sampling knows how to pad: key -> (side, fill).
 # "pad" fills with the tokenizer's pad token.
@@ -103,6 +106,17 @@ class ProofgymGRPOTrainer(GRPOTrainer):
     temperature), so the hotter samples enter the loss as off-policy ones: on the demo's task that made the KL
     jump to 0.3-2 and learning worse.
     """
+
+    # TRL's attributes as read here (annotations only): TRL types them as TrainingArguments' (args: a trl.GRPOConfig
+    # here, with GRPO's fields) or as their config fields (int | None until TRL's __init__ sets them from it).
+    args: Any
+    model: Any
+    train_dataset: Any
+    processing_class: Any
+    num_generations: int
+    max_completion_length: int
+    _last_correct: list[bool]
+    _keep_logps_in: dict[str, Any] | None
 
     def __init__(self, *, model: Any, args: Any, rows: Sequence[Mapping[str, Any]] = (), curriculum: Any = None,
                  dynamic_sampling: bool = False, max_sampling_rounds: int = 3, min_lr_ratio: float = 0.0,
@@ -175,7 +189,7 @@ class ProofgymGRPOTrainer(GRPOTrainer):
     # overridden by TRL (the batch scaled by steps_per_generation, iterable datasets wrapped) and calls this method,
     # so replacing it would mean copying TRL's copy of Trainer's dataloader code. A dataset that draws through the
     # curriculum itself (an IterableDataset) would change how accelerate dispatches and repeats the rows.
-    def _get_train_sampler(self, dataset: Any = None) -> Sampler:
+    def _get_train_sampler(self, dataset: Any = None) -> Sampler[int]:
         if self.curriculum is None:
             return super()._get_train_sampler(dataset)
         # One draw per dataloader batch; TRL reads a fresh batch only every num_iterations steps.
@@ -270,8 +284,10 @@ class ProofgymGRPOTrainer(GRPOTrainer):
     def _generate_single_turn(self, prompt_ids: Any, images: Any, multimodal_fields: Any, num_generations: int,
                               has_tool_images: bool = False) -> tuple[list[list[int]], Any]:
         if not self._decodes_itself(images, multimodal_fields):
-            return super()._generate_single_turn(prompt_ids, images, multimodal_fields, num_generations,
-                                                 has_tool_images)
+            # TRL's method is unannotated.
+            generated: tuple[list[list[int]], Any] = super()._generate_single_turn(  # type: ignore[no-untyped-call]
+                prompt_ids, images, multimodal_fields, num_generations, has_tool_images)
+            return generated
         from trl.extras.profiling import profiling_context
 
         from proofgym.training import sample_token_ids
@@ -505,7 +521,8 @@ class ProofgymGRPOTrainer(GRPOTrainer):
             warmup = self.args.get_warmup_steps(num_training_steps)
             schedule = CompactGRPOConfig(warmup_steps=warmup, min_lr_ratio=self.min_lr_ratio,
                                   decay_steps=num_training_steps if num_training_steps > warmup else 0)
-            self.lr_scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer or self.optimizer, schedule.lr_factor)
+            optimizer = cast(torch.optim.Optimizer, optimizer or self.optimizer)
+            self.lr_scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, schedule.lr_factor)
             self._created_lr_scheduler = True
         return self.lr_scheduler
 
@@ -526,7 +543,8 @@ class WeightAverageCallback(TrainerCallback):
     def __init__(self, decay: float) -> None:
         if not 0.0 <= decay < 1.0:
             raise ValueError(f"decay must be in [0, 1), got {decay}")
-        self.decay, self.average = decay, None
+        self.decay = decay
+        self.average: WeightAverage | None = None
 
     def on_train_begin(self, args: Any, state: Any, control: Any, model: Any = None, **kwargs: Any) -> None:
         from proofgym.training import WeightAverage
@@ -534,10 +552,10 @@ class WeightAverageCallback(TrainerCallback):
         self.average = WeightAverage(model, self.decay)
 
     def on_step_end(self, args: Any, state: Any, control: Any, model: Any = None, **kwargs: Any) -> None:
-        self.average.update(model)
+        cast("WeightAverage", self.average).update(model)
 
     def on_train_end(self, args: Any, state: Any, control: Any, model: Any = None, **kwargs: Any) -> None:
-        _copy_into(model, self.average.model.parameters())
+        _copy_into(model, cast("WeightAverage", self.average).model.parameters())
 
 
 class HeldoutCallback(TrainerCallback):
