@@ -3,6 +3,14 @@ records a proof, an independent proof checker, and the report. See docs/rulebook
 
 from proofgym.rules._ast import Rulebook
 from proofgym.rules._checker import check_proof
+from proofgym.rules._coverage import (
+    CoverageCounter,
+    CoverageReport,
+    DecisionConflict,
+    GateRejection,
+    RuleCoverage,
+    rulebook_coverage,
+)
 from proofgym.rules._engine import CompiledRulebook, compile_rulebook
 from proofgym.rules._gate import gate
 from proofgym.rules._kernel import RuleKernel
@@ -11,6 +19,11 @@ from proofgym.rules._schema import rulebook_json_schema
 
 __all__ = [
     "CompiledRulebook",
+    "CoverageCounter",
+    "CoverageReport",
+    "DecisionConflict",
+    "GateRejection",
+    "RuleCoverage",
     "RuleKernel",
     "Rulebook",
     "RulebookError",
@@ -19,5 +32,6 @@ __all__ = [
     "gate",
     "load_rulebook",
     "parse_rulebook",
+    "rulebook_coverage",
     "rulebook_json_schema",
 ]
