@@ -17,6 +17,7 @@ from proofgym.cli._eval import eval_command
 from proofgym.cli._judge import judge_command
 from proofgym.cli._crafter import crafter_app
 from proofgym.cli._demo import demo_command
+from proofgym.cli._domain import domain_app
 from proofgym.cli._errors import fail, shown
 from proofgym.cli._rules import rules_app
 from proofgym.cli._serve import serve_command
@@ -31,6 +32,7 @@ from proofgym.cli._view import view_command
 app = typer.Typer(add_completion=False, no_args_is_help=True, rich_markup_mode=None,
                   help="Auditable verifiable rewards for LLM training.")
 app.add_typer(rules_app, name="rules")
+app.add_typer(domain_app, name="domain")
 app.add_typer(verilog_app, name="verilog")
 app.add_typer(crafter_app, name="crafter")
 app.add_typer(traces_app, name="traces")
