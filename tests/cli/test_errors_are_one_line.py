@@ -42,7 +42,8 @@ def score(tmp_path, config_text, completions=COMPLETION):
     (VERIFIER + "runtime: {timeout_s: 10, timeout_s: 0.001}\n",
      "run.yaml: line 2, column 26: runtime.timeout_s: key given twice (first at line 2, column 11)"),
     ("verifier: {kind: rulebook, domain: nope}\n",
-     "run.yaml: verifier.domain: unknown domain 'nope'; known domains: grant_eligibility, loan"),
+     "run.yaml: verifier.domain: unknown domain 'nope'; known domains: grant_eligibility, loan (a domain folder is "
+     "given as a path: ./nope)"),
     (VERIFIER + "runtime: {max_concurrency: true}\n",
      "run.yaml: runtime.max_concurrency: Input should be a valid integer, got true"),
     (VERIFIER + "runtime:\n  retries: " + "9" * 5000 + "\n",

@@ -16,7 +16,8 @@ def test_an_unknown_domain_names_the_file_and_verifier_domain(tmp_path):
     path, run = run_config(tmp_path, "{kind: rulebook, domain: nope}")
     with pytest.raises(ConfigError) as info:
         run.reward_function()
-    assert str(info.value) == f"{path}: verifier.domain: unknown domain 'nope'; known domains: grant_eligibility, loan"
+    assert str(info.value) == (f"{path}: verifier.domain: unknown domain 'nope'; known domains: grant_eligibility, "
+                               f"loan (a domain folder is given as a path: ./nope)")
     assert info.value.problems[0]["loc"] == ("verifier", "domain")
 
 

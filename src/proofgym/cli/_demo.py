@@ -1,4 +1,5 @@
-"""``proofgym demo``: train the built-in tiny model on the grant rules by GRPO, offline on CPU."""
+"""``proofgym demo``: train the built-in tiny model on the grant rules (or a domain folder's) by GRPO, offline on
+CPU."""
 
 from __future__ import annotations
 
@@ -27,6 +28,10 @@ def demo_command(
     threads: Optional[int] = typer.Option(None, "--threads", min=1, help="CPU threads for torch (default 1, "
                                                                          "on any core count: a seed's run then "
                                                                          "does not depend on it)."),
+    domain: Optional[Path] = typer.Option(None, "--domain", help="A domain folder (written by 'proofgym domain "
+                                                                 "init') to train on instead of the grant rules: "
+                                                                 "its train split trains, its held-out split is "
+                                                                 "scored per deciding rule."),
 ) -> None:
     try:
         from proofgym.training import DemoSettings, prefer_passive_waiting, run_demo
@@ -40,9 +45,13 @@ def demo_command(
     if threads is not None:
         settings = dataclasses.replace(settings, threads=threads)
     try:
-        run_demo(out, seed=seed, steps=steps, settings=settings, cache_dir=cache_dir, console=console)
+        run_demo(out, seed=seed, steps=steps, settings=settings, cache_dir=cache_dir, console=console,
+                 domain=domain)
     except OSError as exc:  # an output or cache folder that cannot be written
         print_error(exc)
+        raise typer.Exit(2) from None
+    except (KeyError, ValueError) as exc:  # a domain folder that cannot be loaded or trained on
+        print_error(exc.args[0] if isinstance(exc, KeyError) else exc)
         raise typer.Exit(2) from None
 
 

@@ -39,8 +39,29 @@ def env_override_list(allow: List[str], forbid: List[str]) -> tuple[str, ...]:
     return (*allow, *(f"!{key}" for key in forbid))
 
 
+def domain_folder_env(env: str, workers: int) -> str:
+    """The environment name to serve for the ``ENV`` argument: ``env`` itself, or for a domain folder (a path), the
+    name its single-answer environment is registered under (loaded and registered here); ``ConfigError`` naming
+    the folder when it cannot be loaded."""
+    from proofgym.domains import is_domain_path, register_rulebook_env, resolve_domain
+    from proofgym.envs import env_names
+
+    if not is_domain_path(env):
+        return env
+    if workers > 1:  # the worker processes are spawned: they would not know the folder's domain
+        raise ConfigError(f"--workers: a domain folder ({env}) is served by one worker process; give --workers 1")
+    try:
+        domain = resolve_domain(env)
+    except (KeyError, ValueError) as exc:
+        raise ConfigError(exc.args[0] if isinstance(exc, KeyError) else str(exc)) from None
+    if domain.name not in env_names():
+        register_rulebook_env(domain.name)
+    return domain.name
+
+
 def serve_command(
-    env: str = typer.Argument(..., help="The environment to serve (verilog, grant_eligibility, loan, ...)."),
+    env: str = typer.Argument(..., help="The environment to serve (verilog, grant_eligibility, loan, ...), or a "
+                                        "domain folder by path (./my_domain, written by 'proofgym domain init')."),
     host: str = typer.Option("127.0.0.1", "--host", help="Address to bind; a non-loopback one needs an API key."),
     port: int = typer.Option(8000, "--port", min=0, max=65535, help="Port to bind (0: any free port)."),
     env_config: Optional[str] = typer.Option(None, "--env-config",
@@ -90,11 +111,13 @@ def serve_command(
     app only binds a loopback address. Every rollout is recorded in the trace store. A request's env.config
     may change only the keys --allow-env-override names, and difficulty, split and index unless
     --forbid-env-override names them. With --judges (or --rubric), every rollout is scored with rubrics and
-    answered with the blended reward and each decision's verdicts.
+    answered with the blended reward and each decision's verdicts. A domain folder (a path: ./my_domain) is
+    served as its domain's single-answer environment, under the domain's name.
     """
     from proofgym.taskapp import DEFAULT_POLICIES, ServeError, serve
 
     try:
+        env = domain_folder_env(env, workers)
         config = load_env_config(env_config) if env_config is not None else None
         overrides = env_override_list(allow_env_override, forbid_env_override)
         judging = None

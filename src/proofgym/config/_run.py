@@ -15,7 +15,13 @@ from proofgym.config._train import TrainingSection
 from proofgym.parsers import build_parser, validate_parser_options
 from proofgym.rewards import DefaultRewardShaper, ErrorBudget, RewardFunction, ShaperConfig
 from proofgym.runtime import RuntimeConfig, VerificationRuntime
-from proofgym.verifiers import Verifier, VerifierOptionsError, build_verifier, validate_verifier_options
+from proofgym.verifiers import (
+    Verifier,
+    VerifierOptionsError,
+    build_verifier,
+    validate_verifier_options,
+    verifier_kind,
+)
 
 
 class _Strict(BaseModel):
@@ -70,6 +76,13 @@ class VerifierSection(BaseModel):
 
     def build(self) -> Verifier:
         return build_verifier(self.kind, self.options)
+
+    def _relative_to(self, folder: Path) -> None:
+        """Read the paths the kind takes relative to the config file as relative to ``folder`` (its
+        :attr:`~proofgym.verifiers.VerifierKind.relative_to`; a kind without one is left as it is)."""
+        resolve = verifier_kind(self.kind).relative_to
+        if resolve is not None and self.__pydantic_extra__ is not None:
+            self.__pydantic_extra__.update(resolve(dict(self.__pydantic_extra__), folder))
 
 
 class RunConfig(_Strict):
@@ -136,6 +149,8 @@ def parse_run_config(data: dict[str, Any], *, source: str | Path = "<config>") -
         raise ConfigError("\n".join(problem_line(source, problem) for problem in problems),
                           problems=problems) from None
     config._source = Path(source) if source != "<config>" else None
+    if config._source is not None:
+        config.verifier._relative_to(config._source.parent)
     return config
 
 

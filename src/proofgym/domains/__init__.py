@@ -29,6 +29,7 @@ from proofgym.domains._messages import build_prompt_messages, build_prompt_text
 from proofgym.domains._spec import DomainSpec
 from proofgym.domains._system_prompt import build_system_prompt, check_system_prompt
 from proofgym.domains._domain import DOMAINS, Domain, Record, domain_names, get_domain, register_domain
+from proofgym.domains._locate import is_domain_path, resolve_domain
 # The grant domain's income limit (inclusive): the boundary its records probe, and the demo reports apart.
 from proofgym.domains._grant_eligibility import INCOME_THRESHOLD as GRANT_INCOME_THRESHOLD
 
@@ -37,8 +38,8 @@ register_domain(_loan.DOMAIN)
 
 #: Names imported on first use, by the module that defines them.
 _LAZY = {
-    "_env": ("RulebookEnv", "RulebookEnvConfig", "balance_period", "default_run_config", "make_rulebook_env",
-             "shared_reward_function"),
+    "_env": ("RulebookEnv", "RulebookEnvConfig", "balance_period", "default_run_config", "folder_run_config",
+             "make_rulebook_env", "shared_reward_function"),
     "_factory": ("GRANT_ELIGIBILITY_ENV", "LOAN_ENV", "SHIPPED_RULEBOOK_DOMAINS", "RulebookEnvFactory",
                  "register_rulebook_env"),
     "_draft": ("DraftRound", "RulebookDraft", "draft_rulebook"),
@@ -99,17 +100,20 @@ __all__ = [
     "default_run_config",
     "domain_names",
     "draft_rulebook",
+    "folder_run_config",
     "get_domain",
     "gold_completion",
     "gold_decision",
     "infer_schema",
     "init_domain",
+    "is_domain_path",
     "make_fact_finding_env",
     "load_domain",
     "make_rulebook_env",
     "near_key",
     "register_domain",
     "register_rulebook_env",
+    "resolve_domain",
     "shared_reward_function",
     "to_hf_dataset",
     "verdict_from_report",

@@ -18,7 +18,7 @@ from typing import Any, Callable, cast
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from proofgym.config import ConfigError, RunConfig, load_run_config
+from proofgym.config import ConfigError, RunConfig, load_run_config, parse_run_config
 from proofgym.domains._dataset import build_example, gold_completion
 from proofgym.domains._domain import Domain, Record, get_domain
 from proofgym.domains._verifier import RulebookVerifier
@@ -71,13 +71,36 @@ def default_run_config(domain: str | Domain) -> RunConfig:
     """The domain's default reward path: its own output contract, the embedded kernel, the default shaping.
 
     Read from the domain's one run config file, :attr:`~proofgym.domains.Domain.run_config_path` (for the shipped
-    domains ``configs/run/<domain>.yaml`` links to it).
+    domains ``configs/run/<domain>.yaml`` links to it). A domain folder (``proofgym domain init``) without that
+    file gets :func:`folder_run_config`.
     """
     domain = get_domain(domain) if isinstance(domain, str) else domain
     path = domain.run_config_path
     if not path.is_file():
+        if (domain.rulebook_path.parent / "domain.yaml").is_file():
+            return parse_run_config(folder_run_config(domain))
         raise ConfigError(f"domain {domain.name!r} has no default run config: {path} not found")
     return load_run_config(path)
+
+
+def folder_run_config(domain: Domain) -> dict[str, Any]:
+    """The default reward path of a domain folder, as run config data: the folder's output contract (its
+    decisions, facts required), the embedded kernel on the folder's rulebook, and the shipped domains' runtime,
+    shaping and error budget (``src/proofgym/domains/grant_eligibility.run.yaml``)."""
+    spec = domain.spec
+    return {
+        "kind": "run",
+        "name": domain.name,
+        "parser": {"kind": "json_block", "answer_key": spec.answer_key, "facts_key": spec.facts_key,
+                   "decisions": list(spec.decisions), "require_facts": True},
+        "verifier": {"kind": "rulebook", "domain": str(domain.rulebook_path.parent.resolve())},
+        "runtime": {"max_concurrency": 16, "timeout_s": 10, "batch_size": 32, "retries": 2, "cache_size": 100_000,
+                    "cache_max_mb": 64},
+        "reward": {"weights": {"format": 0.1, "certified": 0.5, "correct": 1.0, "grounded": 0.3, "graded": 0.2},
+                   "graded_from": "rule_mentions", "penalties": {"rejected": 0.3}, "floor": -1.0,
+                   "on_invalid": "abstain"},
+        "error_budget": {"max_invalid_share": 0.2, "action": "warn"},
+    }
 
 
 class RulebookEnv(SingleAnswerEnv):

@@ -91,7 +91,8 @@ class RulebookVerifier:
 
 
 class RulebookOptions(BaseModel):
-    """Run-config options of the ``rulebook`` verifier kind: a shipped domain by name, or a rulebook file."""
+    """Run-config options of the ``rulebook`` verifier kind: a domain (a shipped or registered one by name, or a
+    domain folder by path: ``./my_domain``, relative to the run config file), or a rulebook file."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -101,24 +102,39 @@ class RulebookOptions(BaseModel):
     @model_validator(mode="after")
     def _one_source(self) -> RulebookOptions:
         if (self.domain is None) == (self.path is None):
-            raise ValueError("give exactly one of 'domain' (a shipped domain name) or 'path' (a rulebook file)")
+            raise ValueError("give exactly one of 'domain' (a domain name or a domain folder's path) or 'path' "
+                             "(a rulebook file)")
         return self
 
 
+def rulebook_relative_to(options: dict[str, Any], folder: Path) -> dict[str, Any]:
+    """A domain folder given by a relative path (``domain: ./my_domain``) is relative to the run config's
+    ``folder``: the options with that path made absolute (a domain name, and ``path``, are left as they are)."""
+    from proofgym.domains._locate import domain_folder, is_domain_path
+
+    domain = options.get("domain")
+    if isinstance(domain, str) and is_domain_path(domain):
+        return {**options, "domain": str(domain_folder(domain, relative_to=folder))}
+    return options
+
+
 def build_rulebook_verifier(options: RulebookOptions) -> RulebookVerifier:
-    """The verifier of the shipped domain or rulebook file; :class:`VerifierOptionsError` names ``domain``
-    (an unknown domain) or ``path`` (one line per problem of a rulebook that cannot be loaded)."""
+    """The verifier of the domain (by name or folder) or rulebook file; :class:`VerifierOptionsError` names
+    ``domain`` (an unknown domain, a folder that cannot be loaded) or ``path`` (one line per problem of a rulebook
+    that cannot be loaded)."""
     from proofgym.rules import RulebookError
 
     key, path = "path", options.path
     rulebook: str | Path | None = path
     if options.domain is not None:
-        from proofgym.domains._domain import get_domain
+        from proofgym.domains._locate import resolve_domain
 
         try:
-            key, rulebook = "domain", get_domain(options.domain).rulebook_path
+            key, rulebook = "domain", resolve_domain(options.domain).rulebook_path
         except KeyError as exc:
             raise VerifierOptionsError.at("rulebook", "domain", exc.args[0], options.domain) from None
+        except ValueError as exc:
+            raise VerifierOptionsError.at("rulebook", "domain", str(exc).splitlines(), options.domain) from None
     try:
         return RulebookVerifier(rulebook)
     except RulebookError as exc:
@@ -134,4 +150,5 @@ def rulebook_examples() -> list[VerifierExample]:
 
 
 #: The ``rulebook`` verifier kind (entry point ``proofgym.verifiers: rulebook``).
-RULEBOOK_VERIFIER = VerifierKind(RulebookOptions, build_rulebook_verifier, rulebook_examples)
+RULEBOOK_VERIFIER = VerifierKind(RulebookOptions, build_rulebook_verifier, rulebook_examples,
+                                 relative_to=rulebook_relative_to)

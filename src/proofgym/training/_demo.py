@@ -15,7 +15,7 @@ import os
 import random
 import statistics
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -23,7 +23,7 @@ from typing import Any
 from proofgym.policies import DEMO_DOMAIN_NAME as DOMAIN_NAME
 from proofgym.policies import TinyModelConfig, demo_completion
 from proofgym.training._average import check_decay
-from proofgym.training._demo_task import BRANCH_LABELS, DEMO_RUN_CONFIG, contrast_rows, demo_rows, demo_run_config
+from proofgym.training._demo_task import BRANCH_LABELS, DemoTask, FolderDemoTask
 from proofgym.training._grpo import CompactGRPOConfig, CompactGRPOStep
 from proofgym.training._heldout import HeldoutReport
 from proofgym.training._report import MetricsLog
@@ -159,10 +159,11 @@ def default_cache_dir() -> Path:
     return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "proofgym"
 
 
-def goal_met(report: HeldoutReport, goal: float = GOAL) -> bool:
-    """True when every rule branch of the domain is present and at ``goal`` accuracy or above."""
+def goal_met(report: HeldoutReport, goal: float = GOAL, branches: Iterable[str] = BRANCH_LABELS) -> bool:
+    """True when every rule branch of the domain (``branches``: the grant demo's by default) is present and at
+    ``goal`` accuracy or above."""
     return all(b in report.per_branch and report.per_branch[b][1] > 0
-               and report.per_branch[b][0] / report.per_branch[b][1] >= goal for b in BRANCH_LABELS)
+               and report.per_branch[b][0] / report.per_branch[b][1] >= goal for b in branches)
 
 
 def run_demo(
@@ -173,12 +174,15 @@ def run_demo(
     settings: DemoSettings | None = None,
     cache_dir: str | Path | None = None,
     console: Any = None,
+    domain: str | Path | None = None,
 ) -> DemoResult:
     """Run the demo into ``out_dir`` (metrics.csv, reward_curve.png, traces.db, summary.json, policy/).
 
-    ``steps`` overrides ``settings.steps``. Prints a live table and the before/after table on
-    ``console`` (a ``rich.console.Console``; default: standard output). Torch's thread count is
-    set to ``settings.threads`` for the run and restored afterwards.
+    ``domain``: a domain folder (``proofgym domain init``) to train on instead of the grant-eligibility task
+    (see :class:`~proofgym.training._demo_task.FolderDemoTask`): its train split trains, its held-out split is
+    the held-out set, and the branches are its deciding rules. ``steps`` overrides ``settings.steps``. Prints a
+    live table and the before/after table on ``console`` (a ``rich.console.Console``; default: standard output).
+    Torch's thread count is set to ``settings.threads`` for the run and restored afterwards.
     """
     import torch
     from rich.console import Console
@@ -188,18 +192,28 @@ def run_demo(
         settings = dataclasses.replace(settings, steps=steps)
     if not isinstance(seed, int) or isinstance(seed, bool):
         raise TypeError(f"seed must be an integer, got {seed!r}")
+    task = DemoTask()
+    if domain is not None:
+        from proofgym.domains import resolve_domain
+
+        task = FolderDemoTask(resolve_domain(domain))
+        # Room for a longer record than the grant demo's (the model's positions are rotary: no weights change).
+        settings = dataclasses.replace(settings, contrast=False,
+                                       model=dataclasses.replace(settings.model,
+                                                                 max_positions=max(256, settings.model.max_positions)))
     out = Path(out_dir).expanduser()
     out.mkdir(parents=True, exist_ok=True)
     threads = torch.get_num_threads()
     if settings.threads is not None:
         torch.set_num_threads(settings.threads)
     try:
-        return _run(out, seed, settings, cache_dir, console or Console())
+        return _run(out, seed, settings, cache_dir, console or Console(), task)
     finally:
         torch.set_num_threads(threads)
 
 
-def _run(out: Path, seed: int, settings: DemoSettings, cache_dir: str | Path | None, console: Any) -> DemoResult:
+def _run(out: Path, seed: int, settings: DemoSettings, cache_dir: str | Path | None, console: Any,
+         task: DemoTask) -> DemoResult:
     import torch
 
     from proofgym.training._average import WeightAverage
@@ -216,15 +230,15 @@ def _run(out: Path, seed: int, settings: DemoSettings, cache_dir: str | Path | N
 
     with _phase(timings, "setup_s"):
         model, tokenizer = build_tiny_model(cache_dir if cache_dir is not None else default_cache_dir(), seed=seed,
-                                            config=settings.model)
-        heldout = demo_rows(HELDOUT_SEED, settings.heldout_rows, heldout=True)
-        train = demo_rows(seed, settings.train_rows, exclude=heldout)
-        if settings.contrast:
-            train += contrast_rows(train, seed=seed, exclude=heldout)
-        reward_fn = demo_run_config().reward_function()
+                                            config=settings.model, corpus=task.tokenizer_corpus())
+        heldout = task.heldout_rows(settings.heldout_rows)
+        train = task.train_rows(seed, settings.train_rows, contrast=settings.contrast, exclude=heldout)
+        reward_fn = task.run_config().reward_function()
+        if isinstance(task, FolderDemoTask):
+            settings = _fit_answer_length(settings, tokenizer, task, train)
     n_params = sum(p.numel() for p in model.parameters())
     console.print(f"[bold]proofgym demo[/bold] (seed {seed}): a {n_params / 1e6:.2f} M-parameter Llama built "
-                  f"locally learns the {DOMAIN_NAME} rules by GRPO against the embedded rule kernel "
+                  f"locally learns the {task.domain_name} rules by GRPO against the embedded rule kernel "
                   f"({len(train)} training rows, {len(heldout)} held-out rows)")
 
     average: WeightAverage | None = None
@@ -234,7 +248,7 @@ def _run(out: Path, seed: int, settings: DemoSettings, cache_dir: str | Path | N
         return evaluate_heldout(policy, tokenizer, heldout, reward_fn, batch_size=settings.eval_batch_size,
                                 max_new_tokens=settings.grpo.max_new_tokens)
 
-    store, run_id = _open_traces(out / "traces.db", seed, settings)
+    store, run_id = _open_traces(out / "traces.db", seed, settings, task)
     traces = _BackgroundWrites(store)
     evaluations: list[tuple[int, HeldoutReport]] = []
     stopped_early = False
@@ -248,7 +262,8 @@ def _run(out: Path, seed: int, settings: DemoSettings, cache_dir: str | Path | N
             console.print(f"format warm-up: {settings.sft.steps} supervised steps, random decisions")
             with _phase(timings, "warmup_s"):
                 pool = list(train)
-                sft_warmup(model, tokenizer, _random_decision_example(pool), config=settings.sft, seed=seed)
+                sft_warmup(model, tokenizer, _random_decision_example(pool, task.decisions), config=settings.sft,
+                           seed=seed)
             with _phase(timings, "eval_s"):
                 warmed_up = evaluate()
             console.print(f"after warm-up: held-out accuracy {warmed_up.accuracy:.1%} (decisions not learned yet), "
@@ -264,7 +279,7 @@ def _run(out: Path, seed: int, settings: DemoSettings, cache_dir: str | Path | N
             log = MetricsLog()
             log.log(0, **_heldout_columns(warmed_up))  # step 0: after the warm-up, before any GRPO step
             step_times: list[float] = []
-            with _phase(timings, "grpo_s"), _LiveTable(console, settings.steps) as table:
+            with _phase(timings, "grpo_s"), _LiveTable(console, settings.steps, task.title) as table:
                 for _ in range(settings.steps):
                     result = loop.step()
                     if average is not None:
@@ -278,15 +293,16 @@ def _run(out: Path, seed: int, settings: DemoSettings, cache_dir: str | Path | N
                         columns = _heldout_columns(report)
                     row = log.log(result.step, **_loggable(result.metrics), **columns)
                     with _phase(timings, "traces_s"):  # waits only for the previous step's write
-                        traces.write(lambda result=result: _sessions(result, run_id, seed))  # type: ignore[misc]
+                        traces.write(lambda result=result: _sessions(result, run_id, seed, task.domain_name))  # type: ignore[misc]
                     table.add(row)
-                    if settings.stop_at_goal and result.step < settings.steps and may_stop(evaluations):
+                    if (settings.stop_at_goal and result.step < settings.steps
+                            and may_stop(evaluations, task.branch_labels)):
                         stopped_early = True
                         break
             with _phase(timings, "traces_s"):
                 traces.close()
             trained = evaluations[-1][1] if evaluations else warmed_up
-            passed = goal_met(trained)
+            passed = goal_met(trained, branches=task.branch_labels)
         except BaseException:
             traces.close(check=False)
             raise
@@ -296,7 +312,7 @@ def _run(out: Path, seed: int, settings: DemoSettings, cache_dir: str | Path | N
         metrics_csv = log.write_csv(out / "metrics.csv")
         curve = log.plot(out / "reward_curve.png",
                          metrics=("reward", "certified", "correct", "heldout_accuracy", "heldout_worst_branch"),
-                         title=f"proofgym demo (seed {seed}): GRPO on the {DOMAIN_NAME} rules")
+                         title=f"proofgym demo (seed {seed}): GRPO on the {task.domain_name} rules")
         with quiet_transformers():
             (average.model if average is not None else model).save_pretrained(out / "policy")
             tokenizer.save_pretrained(out / "policy")
@@ -306,29 +322,32 @@ def _run(out: Path, seed: int, settings: DemoSettings, cache_dir: str | Path | N
         outcome = DemoResult(out_dir=out, seed=seed, steps=len(step_times), untrained=untrained, warmed_up=warmed_up,
                              trained=trained, goal=GOAL, passed=passed, metrics_csv=metrics_csv, reward_curve=curve,
                              traces=out / "traces.db", run_id=run_id, timings=dict(timings), max_steps=settings.steps,
-                             stopped_early=stopped_early, goal_held_from=goal_held_from(evaluations),
+                             stopped_early=stopped_early,
+                             goal_held_from=goal_held_from(evaluations, branches=task.branch_labels),
                              evaluations=tuple(evaluations))
         store.finish_run(run_id, status="ok", summary=outcome.to_dict())
     (out / "summary.json").write_text(json.dumps(outcome.to_dict(), indent=2), encoding="utf-8")
-    _print_outcome(console, outcome)
+    _print_outcome(console, outcome, task.branch_labels)
     return outcome
 
 
-def goal_held_from(evaluations: Sequence[tuple[int, HeldoutReport]], goal: float = GOAL) -> int | None:
+def goal_held_from(evaluations: Sequence[tuple[int, HeldoutReport]], goal: float = GOAL,
+                   branches: Iterable[str] = BRANCH_LABELS) -> int | None:
     """The first evaluation step from which every later evaluation met ``goal`` on every branch (None: the
     last one did not)."""
     held = None
     for step, report in reversed(evaluations):
-        if not goal_met(report, goal):
+        if not goal_met(report, goal, branches):
             break
         held = step
     return held
 
 
-def may_stop(evaluations: Sequence[tuple[int, HeldoutReport]]) -> bool:
+def may_stop(evaluations: Sequence[tuple[int, HeldoutReport]], branches: Iterable[str] = BRANCH_LABELS) -> bool:
     """True when every branch met the goal at the last two evaluations and the last at :data:`STOP_MARGIN` above."""
-    return (len(evaluations) >= 2 and goal_met(evaluations[-2][1])
-            and goal_met(evaluations[-1][1], GOAL + STOP_MARGIN))
+    branches = list(branches)
+    return (len(evaluations) >= 2 and goal_met(evaluations[-2][1], GOAL, branches)
+            and goal_met(evaluations[-1][1], GOAL + STOP_MARGIN, branches))
 
 
 def _heldout_columns(report: HeldoutReport) -> dict[str, float | None]:
@@ -337,8 +356,20 @@ def _heldout_columns(report: HeldoutReport) -> dict[str, float | None]:
             "heldout_worst_branch": min(accuracies.values()) if accuracies else None}
 
 
-def _random_decision_example(pool: Sequence[Mapping[str, Any]]) -> Callable[[random.Random], tuple[str, str]]:
-    decisions = list(DEMO_RUN_CONFIG["parser"]["decisions"])
+def _fit_answer_length(settings: DemoSettings, tokenizer: Any, task: FolderDemoTask,
+                       rows: Sequence[Mapping[str, Any]]) -> DemoSettings:
+    """``settings`` with room for the domain's longest answer: ``max_new_tokens`` at least its token count
+    (plus the end-of-sequence token and a margin of 2)."""
+    longest = max(len(tokenizer(demo_completion(decision, row["source_facts"]))["input_ids"])
+                  for row in rows for decision in task.decisions)
+    if longest + 3 <= settings.grpo.max_new_tokens:
+        return settings
+    return dataclasses.replace(settings, grpo=dataclasses.replace(settings.grpo, max_new_tokens=longest + 3))
+
+
+def _random_decision_example(pool: Sequence[Mapping[str, Any]],
+                             decisions: Sequence[str]) -> Callable[[random.Random], tuple[str, str]]:
+    decisions = list(decisions)
 
     def example(rng: random.Random) -> tuple[str, str]:
         row = rng.choice(pool)
@@ -401,8 +432,9 @@ class _LiveTable:
 
     window = 12
 
-    def __init__(self, console: Any, steps: int) -> None:
+    def __init__(self, console: Any, steps: int, title: str = "grant") -> None:
         self.console = console
+        self.title = title
         self.rows: list[Any] = []
         self.every = max(1, steps // 20)
         self.live: Any = None
@@ -433,7 +465,7 @@ class _LiveTable:
     def _table(self) -> Any:
         from rich.table import Table
 
-        table = Table(title="GRPO on the grant rules (held-out accuracy every few steps)")
+        table = Table(title=f"GRPO on the {self.title} rules (held-out accuracy every few steps)")
         for _, title, _ in _COLUMNS:
             table.add_column(title, justify="right")
         for row in self.rows[-self.window:]:
@@ -448,14 +480,14 @@ def _cell(row: Mapping[str, Any], key: str, fmt: str) -> str:
     return fmt.format(value)
 
 
-def _print_outcome(console: Any, result: DemoResult) -> None:
+def _print_outcome(console: Any, result: DemoResult, labels: Mapping[str, str] = BRANCH_LABELS) -> None:
     from rich.table import Table
 
     table = Table(title=f"held-out decision accuracy per rule branch (seed {result.seed}, {result.steps} GRPO steps)")
     for title in ("rule branch", "n", "untrained", "after warm-up", "after GRPO"):
         table.add_column(title, justify="right" if title != "rule branch" else "left")
     reports = (result.untrained, result.warmed_up, result.trained)
-    for branch, label in BRANCH_LABELS.items():
+    for branch, label in labels.items():
         n = result.trained.per_branch.get(branch, (0, 0))[1]
         cells = []
         for report in reports:
@@ -490,18 +522,18 @@ def _loggable(metrics: Mapping[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in metrics.items() if isinstance(v, (int, float)) and not isinstance(v, bool)}
 
 
-def _open_traces(path: Path, seed: int, settings: DemoSettings) -> tuple[Any, str]:
+def _open_traces(path: Path, seed: int, settings: DemoSettings, task: DemoTask) -> tuple[Any, str]:
     from proofgym.traces import TraceStore
 
     store = TraceStore(path)
     config = {"seed": seed, "steps": settings.steps, "grpo": dataclasses.asdict(settings.grpo_schedule()),
               "sft": dataclasses.asdict(settings.sft), "curriculum_mix": settings.curriculum_mix,
               "replay": settings.replay,
-              "run_config": DEMO_RUN_CONFIG}
-    return store, store.start_run(kind="demo", env_name=DOMAIN_NAME, config=config)
+              "run_config": task.run_config_data}
+    return store, store.start_run(kind="demo", env_name=task.domain_name, config=config)
 
 
-def _sessions(result: CompactGRPOStep, run_id: str, seed: int) -> list[Any]:
+def _sessions(result: CompactGRPOStep, run_id: str, seed: int, env_name: str = DOMAIN_NAME) -> list[Any]:
     """One trace session per rollout: the prompt, the completion, the reward with its breakdown, the verdict."""
     from proofgym.traces import EventReward, OutcomeReward, SessionTrace, StepTrace, VerificationEvent
 
@@ -524,7 +556,7 @@ def _sessions(result: CompactGRPOStep, run_id: str, seed: int) -> list[Any]:
                          event_rewards=[EventReward(value=float(v), kind="shaped", key=k, source="reward_function")
                                         for k, v in item.contributions.items()])
         sessions.append(SessionTrace(
-            session_id=f"{run_id}-{result.step:05d}-{i:04d}", run_id=run_id, env_name=DOMAIN_NAME, seed=seed,
+            session_id=f"{run_id}-{result.step:05d}-{i:04d}", run_id=run_id, env_name=env_name, seed=seed,
             policy_id="proofgym-tiny-llama", started_at=now, ended_at=now, steps=[step],
             outcome_reward=OutcomeReward(total=reward, steps=1, score=item.components.get("correct"),
                                          source="reward_function"),

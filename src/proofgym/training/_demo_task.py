@@ -22,12 +22,13 @@ import functools
 import json
 import random
 from collections.abc import Iterable, Mapping
+from pathlib import Path
 from typing import Any
 
 from proofgym.config import RunConfig, parse_run_config, read_config_file
-from proofgym.domains import GRANT_INCOME_THRESHOLD, Record, get_domain, gold_decision
+from proofgym.domains import GRANT_INCOME_THRESHOLD, Domain, Record, get_domain, gold_decision
 from proofgym.policies import DEMO_DOMAIN_NAME as DOMAIN_NAME
-from proofgym.policies import demo_prompt
+from proofgym.policies import demo_completion, demo_prompt
 
 # The rule branches of the domain, in the order the demo reports them.
 BRANCH_LABELS = {
@@ -192,3 +193,182 @@ def _kernel() -> Any:
 
 def _facts_key(facts: Mapping[str, Any]) -> str:
     return json.dumps(dict(facts), sort_keys=True)
+
+
+class DemoTask:
+    """What the demo trains on: a domain's training and held-out rows, its prompt, its reward path and the rule
+    branches it reports. The default is the grant-eligibility task above; :class:`FolderDemoTask` is any domain
+    folder's (``proofgym demo --domain ./my_domain``)."""
+
+    #: The domain's name (traces' environment name).
+    domain_name: str = DOMAIN_NAME
+    #: How the live table names the rules ("GRPO on the grant rules").
+    title: str = "grant"
+
+    @property
+    def branch_labels(self) -> Mapping[str, str]:
+        """The rule branches the goal reads, in the order the table reports them, with their labels."""
+        return BRANCH_LABELS
+
+    @property
+    def run_config_data(self) -> dict[str, Any]:
+        """The reward path, as run config data."""
+        return DEMO_RUN_CONFIG
+
+    def run_config(self) -> RunConfig:
+        return demo_run_config()
+
+    @property
+    def decisions(self) -> list[str]:
+        return list(self.run_config_data["parser"]["decisions"])
+
+    def heldout_rows(self, n: int) -> list[dict[str, Any]]:
+        from proofgym.training._demo import HELDOUT_SEED
+
+        return demo_rows(HELDOUT_SEED, n, heldout=True)
+
+    def train_rows(self, seed: int, n: int, *, contrast: bool, exclude: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        rows = demo_rows(seed, n, exclude=exclude)
+        if contrast:
+            rows += contrast_rows(rows, seed=seed, exclude=exclude)
+        return rows
+
+    def tokenizer_corpus(self) -> list[str] | None:
+        """The text the tiny model's tokenizer is trained on (``None``: the tiny model's own, this task's)."""
+        return None
+
+
+class FolderDemoTask(DemoTask):
+    """The demo on a domain folder: a compact one-line prompt of the record's facts, the answer the grant demo's
+    (the facts restated, then the decision), gold from the rule kernel, rows of the folder's train split and the
+    held-out rows of its held-out split (stratified by deciding rule by ``load_domain``), branch = deciding rule."""
+
+    def __init__(self, domain: Domain) -> None:
+        self.domain = domain
+        self.domain_name = domain.name
+        self.title = domain.name
+        self._train = [self._row(record) for record in _unique(_split(domain, "train"))]
+        self._heldout = [self._row(record) for record in _unique(_split(domain, "heldout"))]
+        if not self._train or not self._heldout:
+            raise ValueError(f"domain {domain.name!r}: the demo needs records in both splits (train "
+                             f"{len(self._train)}, held-out {len(self._heldout)})")
+        longest = max(len(demo_completion(d, row["source_facts"])) for row in self._train
+                      for d in domain.spec.decisions)
+        overrides = _merged(DEMO_OVERRIDES, {
+            "name": f"demo_{domain.name}",
+            "parser": {"limits": {"max_completion_chars": max(2_000, 4 * longest),
+                                  "max_json_chars": max(1_000, 2 * longest),
+                                  "max_facts": max(8, len(domain.spec.facts))}},
+        })
+        from proofgym.domains import folder_run_config
+
+        self._run_config = _merged(folder_run_config(domain), overrides)
+        seen = dict.fromkeys([*domain.branches, *(row["branch"] for row in self._heldout)])
+        present = {row["branch"] for row in self._heldout}
+        self._labels = {branch: branch for branch in seen if branch in present}
+
+    @property
+    def branch_labels(self) -> Mapping[str, str]:
+        return self._labels
+
+    @property
+    def missing_branches(self) -> list[str]:
+        """The domain's deciding rules with no held-out row (the goal cannot read them)."""
+        return [branch for branch in self.domain.branches if branch not in self._labels]
+
+    @property
+    def run_config_data(self) -> dict[str, Any]:
+        return self._run_config
+
+    def run_config(self) -> RunConfig:
+        return parse_run_config(json.loads(json.dumps(self._run_config)))
+
+    def heldout_rows(self, n: int) -> list[dict[str, Any]]:
+        return _stratified(self._heldout, n)
+
+    def train_rows(self, seed: int, n: int, *, contrast: bool, exclude: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        excluded = {_facts_key(row["source_facts"]) for row in exclude}
+        rows = [row for row in self._train if _facts_key(row["source_facts"]) not in excluded]
+        return _stratified(rows, n)
+
+    def tokenizer_corpus(self) -> list[str]:
+        decisions = self.domain.spec.decisions
+        texts: list[str] = []
+        for i, row in enumerate([*self._train, *self._heldout][:4_000]):
+            texts.append(row["prompt"])
+            texts.append(demo_completion(decisions[i % len(decisions)], row["source_facts"]))
+        return texts
+
+    def _row(self, record: Record) -> dict[str, Any]:
+        return {
+            "id": record.id,
+            "prompt": compact_prompt(self.domain.name, record.facts),
+            "gold": gold_decision(self.domain, record.facts),
+            "source_facts": dict(record.facts),
+            "branch": record.branch,
+            "cell": _fired(self.domain, record.facts),
+        }
+
+
+def compact_prompt(name: str, facts: Mapping[str, Any]) -> str:
+    """A domain folder's one-line prompt: ``"<name>: fact value, fact value, ..."`` (values as the answer writes
+    them: numbers plainly, ``true`` / ``false``, text as it is)."""
+    return f"{name}: " + ", ".join(f"{key} {_plain(value)}" for key, value in facts.items()) + "."
+
+
+def _plain(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def _split(domain: Domain, split: str) -> list[Record]:
+    records = getattr(domain, "split_records", None)
+    if records is None:
+        raise ValueError(f"domain {domain.name!r} has no train / held-out splits (a domain folder has: "
+                         f"'proofgym domain init')")
+    return list(records(split))
+
+
+def _unique(records: Iterable[Record]) -> list[Record]:
+    seen: set[str] = set()
+    kept = []
+    for record in records:
+        key = _facts_key(record.facts)
+        if key not in seen:
+            seen.add(key)
+            kept.append(record)
+    return kept
+
+
+def _stratified(rows: list[dict[str, Any]], n: int) -> list[dict[str, Any]]:
+    """``rows`` when there are at most ``n``, else ``n`` of them drawn branch by branch in turn (each branch's
+    rows in order), so that a cap keeps every branch."""
+    if len(rows) <= n:
+        return list(rows)
+    by_branch: dict[str, list[dict[str, Any]]] = {}
+    for row in rows:
+        by_branch.setdefault(row["branch"], []).append(row)
+    queues = list(by_branch.values())
+    kept: list[dict[str, Any]] = []
+    index = 0
+    while len(kept) < n:
+        for queue in queues:
+            if index < len(queue) and len(kept) < n:
+                kept.append(queue[index])
+        index += 1
+    return kept
+
+
+def _fired(domain: Domain, facts: Mapping[str, Any]) -> str:
+    """The decision rules that fire on ``facts``, sorted and joined by ``+`` (the curriculum's ``cell``)."""
+    report = _folder_kernel(domain.rulebook_path).query(dict(facts))
+    return "+".join(sorted(rule["rule_name"] for rule in report["symbolic_trace"]["rules"]
+                           if rule["rule_type"] == "decision" and rule["fired"]))
+
+
+@functools.lru_cache(maxsize=4)
+def _folder_kernel(rulebook_path: Path) -> Any:
+    from proofgym.rules import RuleKernel, load_rulebook
+
+    return RuleKernel(load_rulebook(rulebook_path))

@@ -8,6 +8,7 @@ group with a ``"module:attribute"`` target naming a :class:`VerifierKind`, impor
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence, cast
 
 from pydantic import BaseModel
@@ -34,11 +35,16 @@ class VerifierKind:
 
     ``examples()`` (optional, but expected of every kind that runs offline) returns known cases: the test suite
     checks, for every registered kind, that each right claim is certified and each wrong one is not.
+
+    ``relative_to(options, folder)`` (optional) returns the raw options with the paths the kind reads relative to
+    the run config file made relative to that file's ``folder`` instead: a run config loaded from a file calls it
+    (see :class:`~proofgym.config.RunConfig`), so a config and what it names can move together.
     """
 
     options: type[BaseModel]
     build: Callable[[Any], Verifier]
     examples: Callable[[], Sequence[VerifierExample]] | None = None
+    relative_to: Callable[[dict[str, Any], Path], dict[str, Any]] | None = None
 
     def __post_init__(self) -> None:
         require_model_class(self.options, "VerifierKind.options")
