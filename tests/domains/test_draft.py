@@ -7,66 +7,17 @@ from __future__ import annotations
 
 import pytest
 import yaml
+from _scripted_model import INVALID, POLICY, VALID, ScriptedModel, rulebook_answer
 
 from proofgym.domains import draft_rulebook, get_domain
 from proofgym.formats import load_yaml
 from proofgym.http import ChatClient, RetryPolicy, chat_completions_url
 from proofgym.rules import parse_rulebook, rulebook_coverage
 
-from ._scripted_model import ScriptedModel
-
-POLICY = """Deny anyone whose credit score is below 580. Refer applicants with fewer than 24 months of credit
-history to an underwriter. Approve prime applicants (credit score 670 or more). Deny everyone else."""
-
 
 def loan_facts() -> dict:
     """The shipped loan domain's facts section, read from its rulebook file as the kernel reads it."""
     return load_yaml(get_domain("loan").rulebook_path.read_text(encoding="utf-8"))["facts"]
-
-
-def rulebook_answer(decision_rules: str, *, facts_section: str = "", fence: bool = True) -> str:
-    text = f"""name: drafted_loans
-version: "1"
-description: drafted from the policy
-decisions: [approve, refer, deny]
-posture: deny
-default_decision: deny
-{facts_section}decision_rules:
-{decision_rules}"""
-    return f"Here is the rulebook.\n\n```yaml\n{text}```\nLet me know if you need changes." if fence else text
-
-
-INVALID = rulebook_answer("""  - name: deny_subprime
-    decide: deny
-    priority: 100
-    when: {fact: credit_score, op: "<", value: 580}
-  - name: approve_high_income
-    decide: approve
-    priority: 10
-    when: {fact: income, op: ">", value: 100000}
-""", facts_section="facts:\n  income: {type: number}\n")
-
-VALID = rulebook_answer("""  - name: deny_subprime
-    decide: deny
-    priority: 100
-    when: {fact: credit_score, op: "<", value: 580}
-    explain: "credit score {credit_score} is below 580"
-  - name: refer_thin_file
-    decide: refer
-    priority: 50
-    when: {fact: credit_history_months, op: "<", value: 24}
-    explain: "{credit_history_months} months of history"
-  - name: approve_prime
-    decide: approve
-    priority: 10
-    when: {fact: credit_score, op: ">=", value: 670}
-    explain: "credit score {credit_score} is prime"
-  - name: refer_ancient_applicant
-    decide: refer
-    priority: 5
-    when: {fact: applicant_age, op: ">", value: 119}
-    explain: "never in this data"
-""")
 
 
 def client_for(model: ScriptedModel) -> ChatClient:

@@ -44,7 +44,7 @@ _LAZY = {
                  "register_rulebook_env"),
     "_draft": ("DraftRound", "RulebookDraft", "draft_rulebook"),
     "_csv": ("CsvDataError", "RULE_KEYWORDS"),
-    "_folder": ("FolderDomain", "InitSummary", "init_domain", "load_domain"),
+    "_folder": ("FolderDomain", "InitSummary", "init_domain", "load_domain", "typed_records"),
     "_schema_infer": ("InferredSchema", "infer_schema"),
     "_splits": ("SplitPlan", "near_key"),
     "_fact_finding": ("FACT_FINDING_RUBRICS", "FactFindingConfig", "FactFindingEnv", "make_fact_finding_env"),
@@ -116,6 +116,7 @@ __all__ = [
     "resolve_domain",
     "shared_reward_function",
     "to_hf_dataset",
+    "typed_records",
     "verdict_from_report",
     "write_jsonl",
 ]
