@@ -35,8 +35,6 @@ Kind = Literal["missing", "integer", "number", "boolean", "text"]
 MAX_PROBLEMS_SHOWN = 20
 #: The longest row read (bytes); a longer one is a problem, not a reason to read the whole file into memory.
 MAX_ROW_BYTES = 1 << 20
-# How many cells of each kind a column remembers for its problem lines (memory stays bounded).
-_KEPT_PER_KIND = 20
 
 _INTEGER = re.compile(r"[+-]?[0-9]+")
 _NUMBER = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
@@ -147,7 +145,8 @@ class _Lines:
 
 def header_problems(source: str, header: list[str]) -> list[str]:
     """One line per bad column name: empty, duplicate, not a fact name, or a keyword of the rulebook language."""
-    problems, seen = [], {}
+    problems: list[str] = []
+    seen: dict[str, int] = {}
     for index, raw in enumerate(header, start=1):
         name = raw.strip()
         where = f"{source}: row 1, column {index}"

@@ -277,7 +277,7 @@ def merge_rulebook(data: dict[str, Any], schema: InferredSchema, source: str) ->
     """The user's rulebook with the inferred schema filled in where it leaves a fact untyped; one problem line
     per fact the CSV lacks or whose type conflicts with its column."""
     merged = dict(data)
-    problems = []
+    problems: list[str] = []
     facts = data.get("facts")
     if not facts:
         merged["facts"] = {column.name: column.fact_decl() for column in schema.facts}
@@ -376,7 +376,7 @@ def init_domain(name: str, data: str | Path, *, rules: str | Path, description: 
             relative = os.path.relpath(data_path, folder)
         except ValueError:  # another drive
             relative = str(data_path)
-        config = {"kind": "domain", "name": name, "description": " ".join(text.split()),
+        config: dict[str, Any] = {"kind": "domain", "name": name, "description": " ".join(text.split()),
                   "rulebook": "rulebook.yaml", "data": relative}
         if id_column:
             config["id_column"] = id_column
