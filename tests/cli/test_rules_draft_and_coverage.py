@@ -121,3 +121,47 @@ def test_draft_will_not_overwrite_a_file_nor_read_a_policy_that_is_not_text(tmp_
     result = runner.invoke(app, ["rules", "draft", "--describe", str(policy), "--data", str(loan_csv),
                                  "--model-url", "http://127.0.0.1:9/v1", "--out", str(tmp_path / "new.yaml")])
     assert result.exit_code == 2 and result.output.strip() == f"error: {policy}: byte 5: not UTF-8 text"
+
+
+def test_the_example_domain_from_its_plain_english_policy_to_a_domain_folder(tmp_path):
+    """examples/byod as a new user without a rulebook: its script writes the CSV, a (scripted) model drafts from
+    rules.txt (first naming a column the CSV lacks, then a rulebook with a waitlist rule too narrow and a rule that
+    never fires), the coverage report says so, and the reviewed draft makes the domain folder."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    example = Path(__file__).resolve().parents[2] / "examples" / "byod"
+    data = tmp_path / "records.csv"
+    subprocess.run([sys.executable, str(example / "make_data.py"), "--rows", "300", "--out", str(data)], check=True,
+                   capture_output=True)
+    rules = (example / "rules.yaml").read_text(encoding="utf-8")
+    misspelled = rules.replace("{fact: household_size}", "{fact: household}")
+    narrow = rules.replace(
+        'when: {fact: income_per_person, op: "<=", value: 2500}',
+        'when: {all: [{fact: income_per_person, op: "<=", value: 2500}, '
+        '{fact: employment_status, op: "==", value: employed}]}',
+    ) + """  - name: approve_centenarian
+    decide: approve
+    priority: 40
+    when: {fact: age, op: ">", value: 150}
+    explain: "the applicant is {age}"
+"""
+    assert misspelled != rules and "employment_status, op: \"==\", value: employed" in narrow
+    out = tmp_path / "draft.yaml"
+    with ScriptedModel([misspelled, f"```yaml\n{narrow}```"]) as model:
+        result = runner.invoke(app, ["rules", "draft", "--describe", str(example / "rules.txt"), "--data", str(data),
+                                     "--model-url", model.url, "--out", str(out), "--name", "housing"])
+    assert result.exit_code == 0, result.output
+    output = lines(result.output)
+    assert "unknown fact 'household'" in output[1] and output[2] == "round 2: the kernel accepts the draft"
+    assert "! decision rule 'approve_centenarian' never fires on the 300 evaluated records" in output
+    assert any(re.search(r"^! \d+ record\(s\) no decision rule applies to get the default 'deny'", line)
+               for line in output)
+    assert runner.invoke(app, ["rules", "validate", str(out)]).exit_code == 0
+
+    folder = tmp_path / "housing"
+    made = runner.invoke(app, ["domain", "init", "housing", "--data", str(data), "--rules", str(out),
+                               "--out", str(folder)])
+    assert made.exit_code == 0, made.output
+    assert (folder / "domain.yaml").is_file() and (folder / "rulebook.yaml").is_file()
