@@ -165,3 +165,12 @@ def test_the_example_domain_from_its_plain_english_policy_to_a_domain_folder(tmp
                                "--out", str(folder)])
     assert made.exit_code == 0, made.output
     assert (folder / "domain.yaml").is_file() and (folder / "rulebook.yaml").is_file()
+
+
+def test_draft_reads_a_bounded_policy_and_refuses_a_longer_one(tmp_path, loan_csv, policy):
+    policy.write_text("Deny everyone. " * 5000, encoding="utf-8")
+    result = runner.invoke(app, ["rules", "draft", "--describe", str(policy), "--data", str(loan_csv),
+                                 "--model-url", "http://127.0.0.1:9/v1", "--out", str(tmp_path / "new.yaml")])
+    assert result.exit_code == 2
+    assert result.output.strip() == f"error: {policy}: the policy text is longer than 65536 bytes"
+    assert not (tmp_path / "new.yaml").exists()

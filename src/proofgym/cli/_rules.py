@@ -206,7 +206,8 @@ def draft(
     if out.exists() and not force:
         fail(f"--out: {out} exists; pass --force to overwrite it, or another --out")
     try:
-        raw = describe.read_bytes()[:MAX_DESCRIBE_BYTES + 1]
+        with describe.open("rb") as handle:
+            raw = handle.read(MAX_DESCRIBE_BYTES + 1)
         if len(raw) > MAX_DESCRIBE_BYTES:
             fail(f"{describe}: the policy text is longer than {MAX_DESCRIBE_BYTES} bytes")
         policy = raw.decode("utf-8")
