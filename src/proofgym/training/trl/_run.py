@@ -245,23 +245,30 @@ def training_rows(run: RunConfig, train: TrainingSection, tokenizer: Any) -> tup
 
 def domain_rows(name: str | None, seed: int, n: int, prompt_format: str, chat: bool, *,
                 heldout: bool = False) -> list[dict[str, Any]]:
-    """``n`` rows of shipped domain ``name`` for ``seed``, prompts in ``prompt_format``.
+    """``n`` rows of domain ``name`` (a shipped domain, or a domain folder by path) for ``seed``, prompts in
+    ``prompt_format``.
 
-    ``heldout``: compact rows are drawn as a held-out set (see :func:`proofgym.training.demo_rows`)."""
-    from proofgym.domains import build_example, get_domain
+    ``heldout``: compact rows are drawn as a held-out set (see :func:`proofgym.training.demo_rows`); a domain
+    folder's held-out rows are its held-out split's first ``n`` records (its training rows are drawn from its
+    train split)."""
+    from proofgym.domains import build_example, resolve_domain
 
     try:
-        domain = get_domain(str(name))
+        domain = resolve_domain(str(name))
     except KeyError as exc:
         raise ConfigError(f"training.dataset.domain: {exc.args[0]}") from None
+    except ValueError as exc:
+        raise ConfigError(f"training.dataset.domain: {exc}") from None
     if prompt_format == "compact":
         from proofgym.training import DEMO_DOMAIN_NAME, demo_rows
 
         if domain.name != DEMO_DOMAIN_NAME:
             raise ConfigError(f"training.dataset.prompt_format: compact exists for domain {DEMO_DOMAIN_NAME!r} only")
         return demo_rows(seed, n, heldout=heldout)
+    split_records = getattr(domain, "split_records", None)
+    records = split_records("heldout")[:n] if heldout and split_records is not None else domain.generate(seed, n)
     rows = []
-    for record in domain.generate(seed, n):
+    for record in records:
         row = build_example(domain, record, chat=chat and prompt_format != "record")
         if prompt_format == "record":
             row["prompt"] = domain.render(record)
@@ -355,12 +362,18 @@ def _train_section(run: RunConfig, steps: int | None) -> TrainingSection:
 
 
 def _check_domains(train: TrainingSection) -> None:
-    """Fail before the model loads when a dataset names a domain that is not shipped."""
-    from proofgym.domains import domain_names
+    """Fail before the model loads when a dataset names a domain that is not shipped, or a domain folder that
+    cannot be loaded."""
+    from proofgym.domains import domain_names, is_domain_path, resolve_domain
 
     for where, name in (("training.dataset.domain", train.dataset.domain),
                         ("training.heldout.domain", train.heldout.domain)):
-        if name is not None and name not in domain_names():
+        if name is not None and is_domain_path(name):
+            try:
+                resolve_domain(name)
+            except ValueError as exc:
+                raise ConfigError(f"{where}: {exc}") from None
+        elif name is not None and name not in domain_names():
             raise ConfigError(f"{where}: unknown domain {name!r}; known domains: {', '.join(domain_names())}")
 
 
