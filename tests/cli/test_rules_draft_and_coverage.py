@@ -73,7 +73,8 @@ def test_draft_repairs_with_the_kernel_s_problems_then_reports_coverage_and_the_
     with ScriptedModel([INVALID, VALID]) as model:
         result = runner.invoke(app, ["rules", "draft", "--describe", str(policy), "--data", str(loan_csv),
                                      "--id-column", "applicant_id", "--model-url", model.url, "--model", "scripted",
-                                     "--rounds", "3", "--out", str(out), "--name", "my_loans"])
+                                     "--rounds", "3", "--out", str(out), "--name", "my_loans",
+                                     "--max-tokens", "2048"])
     assert result.exit_code == 0, result.output
     output = lines(result.output)
     assert output[0].startswith(f"{loan_csv}: 300 records; facts: applicant_age (integer), ")
@@ -82,6 +83,7 @@ def test_draft_repairs_with_the_kernel_s_problems_then_reports_coverage_and_the_
     assert output[1].split("first: ")[1].startswith(
         f"{out}: rule 'approve_high_income': when.fact: unknown fact 'income'")
     assert output[2] == "round 2: the kernel accepts the draft"
+    assert [request["max_tokens"] for request in model.requests] == [2048, 2048]
     assert len(model.requests) == 2 and output[1].split("first: ")[1] in model.requests[1]["messages"][-1]["content"]
     assert "! decision rule 'refer_ancient_applicant' never fires on the 300 evaluated records" in output
     assert any("record(s) no decision rule applies to get the default 'deny'" in line for line in output)

@@ -39,6 +39,8 @@ def test_a_rejected_draft_is_repaired_with_the_kernel_s_problems_and_the_result_
     assert [m["role"] for m in repair] == ["system", "user", "assistant", "user"]
     assert problem in repair[-1]["content"]
     assert repair[2]["content"] == INVALID
+    assert "max_tokens" not in model.requests[0]  # the server's own default (serve-model's limit) applies
+    assert model.requests[0]["model"] == "scripted" and model.requests[0]["temperature"] == 0.0
     first = model.requests[0]["messages"]
     assert POLICY in first[1]["content"] and "credit_history_months" in first[1]["content"]
     assert '"decision_rules"' in first[0]["content"]  # the JSON Schema of a rulebook

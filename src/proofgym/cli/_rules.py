@@ -193,6 +193,8 @@ def draft(
     api_key_env: Optional[str] = typer.Option(None, "--api-key-env", help="Environment variable holding the "
                                                                           "server's API key."),
     timeout_s: float = typer.Option(300.0, "--timeout", min=1.0, help="Seconds to wait for each answer."),
+    max_tokens: Optional[int] = typer.Option(None, "--max-tokens", min=1, help="The longest answer, in tokens "
+                                                                             "(default: the server's)."),
     force: bool = typer.Option(False, "--force", help="Overwrite --out if it exists."),
 ) -> None:
     """Draft a rulebook from a plain-English policy with a model: the kernel checks each draft and its problems go
@@ -242,7 +244,7 @@ def draft(
 
     client = ChatClient(url, api_key=key, timeout_s=timeout_s)
     result = draft_rulebook(policy, facts, client=client, model=model, rounds=rounds, name=name, source=str(out),
-                            notes=notes)
+                            notes=notes, max_tokens=max_tokens)
     for done in result.rounds:
         if done.problems:
             console.print(f"round {done.number}: the kernel found {len(done.problems)} problem(s), sent back to the "

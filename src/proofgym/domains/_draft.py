@@ -179,14 +179,16 @@ def draft_rulebook(
     source: str = "<draft>",
     notes: str = "",
     temperature: float = 0.0,
-    max_tokens: int = 8192,
+    max_tokens: int | None = None,
 ) -> RulebookDraft:
     """Draft a rulebook for the plain-English ``description`` over the input ``facts`` (a rulebook's ``facts:``
     section: the data's schema), asking ``model`` through ``client`` and repairing up to ``rounds`` times in all.
 
     ``name`` sets the rulebook's name; ``source`` names the file in the kernel's problem lines; ``notes`` is more
-    to tell the model about the data (a column summary). Never raises for what the model or the server does: a
-    failed request is ``error``, with the rounds made so far. Runs its own event loop (call it outside one).
+    to tell the model about the data (a column summary); ``max_tokens`` is sent when given (else the server's
+    default applies: ``proofgym serve-model``'s is its ``--max-tokens-limit``). Never raises for what the model or
+    the server does: a failed request is ``error``, with the rounds made so far. Runs its own event loop (call it
+    outside one). The first request is about 16,000 characters (some 5,000 tokens: the JSON Schema is most of it).
     """
     if not 1 <= rounds <= MAX_ROUNDS:
         raise ValueError(f"rounds must be between 1 and {MAX_ROUNDS}, got {rounds}")
@@ -196,10 +198,12 @@ def draft_rulebook(
 
 class _Drafter:
     def __init__(self, description: str, facts: Mapping[str, Any], client: ChatClient, model: str,
-                 name: str | None, source: str, notes: str, temperature: float, max_tokens: int) -> None:
+                 name: str | None, source: str, notes: str, temperature: float, max_tokens: int | None) -> None:
         self.facts = json.loads(json.dumps(dict(facts)))  # plain data, our own copy
         self.client, self.model, self.name, self.source = client, model, name, source
-        self.params = {"temperature": temperature, "max_tokens": max_tokens}
+        self.params: dict[str, Any] = {"temperature": temperature}
+        if max_tokens is not None:
+            self.params["max_tokens"] = max_tokens
         example = _EXAMPLE
         schema = json.dumps(rulebook_json_schema(), separators=(",", ":"))
         facts_yaml = yaml.dump(self.facts, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=120)
