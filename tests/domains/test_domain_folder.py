@@ -3,6 +3,7 @@ deciding rule with near-duplicates on one side, ``generate`` draws train records
 The data is written by the example's own script (examples/byod/make_data.py) and the folder by ``init_domain``."""
 
 import csv
+import json
 import subprocess
 import sys
 from collections import Counter
@@ -15,6 +16,7 @@ from proofgym.domains import (
     CsvDataError,
     SplitPlan,
     build_example,
+    export_dataset,
     get_domain,
     gold_completion,
     init_domain,
@@ -176,3 +178,17 @@ def test_another_folder_of_a_registered_name_is_refused(tmp_path, registered):
     second = init(tmp_path / "b", make_data(tmp_path))
     with pytest.raises(ValueError, match="a domain 'housing' is already registered"):
         load_domain(second.folder)
+
+
+def test_the_streamed_export_writes_what_the_loaded_domain_holds(tmp_path):
+    folder = init(tmp_path, make_data(tmp_path, rows=140)).folder
+    counts = export_dataset(folder, tmp_path / "dataset", chat=True)
+    domain = load_domain(folder, register=False)
+    for side in ("train", "heldout"):
+        lines = (tmp_path / "dataset" / f"{side}.jsonl").read_text(encoding="utf-8").splitlines()
+        rows = [json.loads(line) for line in lines]
+        expected = [build_example(domain, record, chat=True) for record in domain.split_records(side)]
+        assert rows == expected
+        assert counts.splits[side] == len(rows)
+    assert sum(counts.decisions.values()) == 140
+    assert all(sides["train"] and sides["heldout"] for sides in counts.branches.values())

@@ -44,7 +44,8 @@ _LAZY = {
                  "register_rulebook_env"),
     "_draft": ("DraftRound", "RulebookDraft", "draft_rulebook"),
     "_csv": ("CsvDataError", "RULE_KEYWORDS"),
-    "_folder": ("FolderDomain", "InitSummary", "init_domain", "load_domain", "typed_records"),
+    "_folder": ("DatasetCounts", "FolderDomain", "InitSummary", "export_dataset", "init_domain", "load_domain",
+                "typed_records"),
     "_schema_infer": ("InferredSchema", "infer_schema"),
     "_splits": ("SplitPlan", "near_key"),
     "_fact_finding": ("FACT_FINDING_RUBRICS", "FactFindingConfig", "FactFindingEnv", "make_fact_finding_env"),
@@ -65,6 +66,7 @@ def __getattr__(name: str) -> Any:
 
 __all__ = [
     "DOMAINS",
+    "DatasetCounts",
     "CsvDataError",
     "FACT_FINDING_RUBRICS",
     "FactFindingConfig",
@@ -99,6 +101,7 @@ __all__ = [
     "check_system_prompt",
     "default_run_config",
     "domain_names",
+    "export_dataset",
     "draft_rulebook",
     "folder_run_config",
     "get_domain",

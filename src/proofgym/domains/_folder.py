@@ -163,10 +163,66 @@ def _undecided(source: str, row: int, report: Mapping[str, Any]) -> str:
     return f"{source}: row {row}: the rulebook certifies no decision: {why}"
 
 
+@dataclass(frozen=True)
+class _Opened:
+    """A domain folder's files, read and checked: what loading and exporting share."""
+
+    name: str
+    folder: Path
+    rulebook: Rulebook
+    data_path: Path
+    id_column: str | None
+    spec: DomainSpec
+    decisions: dict[str, str]  # branch -> decision
+    heldout_share: float
+    split_seed: int
+
+    def decided(self) -> Iterator[tuple[str, dict[str, Any], str]]:
+        """Stream ``(id, facts, branch)`` of every record, the kernel deciding each; :class:`CsvDataError` at the
+        end for bad cells and records the kernel certifies no decision for (one line each)."""
+        kernel = RuleKernel(self.rulebook)
+        problems: list[str] = []
+        count = rows = 0
+        for row, ident, facts in typed_records(self.data_path, self.rulebook, self.id_column):
+            rows += 1
+            branch = deciding_branch(kernel.query(facts))
+            if branch is None:
+                count += 1
+                if len(problems) < 1000:
+                    problems.append(_undecided(str(self.data_path), row, kernel.query(facts)))
+                continue
+            if not count:
+                yield ident, facts, branch
+        if count:
+            raise CsvDataError(problems, count)
+        if not rows:
+            raise CsvDataError([f"{self.data_path}: no record rows below the header"])
+
+
+def _open(path: str | Path) -> _Opened:
+    from proofgym.rules import load_rulebook
+
+    folder, config = read_domain_file(path)
+    rulebook = load_rulebook(_resolve(folder, config["rulebook"]))
+    decisions = {rule.name: rule.decision for rule in rulebook.decision_rules}
+    if rulebook.default_decision is not None:
+        decisions[DEFAULT_BRANCH] = rulebook.default_decision
+    spec = DomainSpec(
+        name=config["name"],
+        description=config["description"],
+        decisions=rulebook.decisions,
+        facts={fact.name: f"{fact.type}, {fact.description or fact.name.replace('_', ' ')}"
+               for fact in rulebook.facts},
+    )
+    return _Opened(config["name"], folder, rulebook, _resolve(folder, config["data"]), config.get("id_column"),
+                   spec, decisions, float(config.get("heldout_share", 0.2)), int(config.get("split_seed", 0)))
+
+
 def load_domain(path: str | Path, *, register: bool = True) -> FolderDomain:
     """Read a domain folder (or its ``domain.yaml``): every record typed by the rulebook's facts and decided by
     the kernel, split into train and held-out; registered under its name (``get_domain`` finds it) unless
-    ``register`` is false. Loading the same folder again returns the registered domain."""
+    ``register`` is false. Loading the same folder again returns the registered domain. The records are held in
+    memory; :func:`export_dataset` streams a file of any size instead."""
     folder, config = read_domain_file(path)
     name = config["name"]
     rulebook_path = _resolve(folder, config["rulebook"])
@@ -176,49 +232,82 @@ def load_domain(path: str | Path, *, register: bool = True) -> FolderDomain:
             return known
         raise ValueError(f"{folder / 'domain.yaml'}: name: a domain {name!r} is already registered "
                          f"(from {known.rulebook_path}); give this one another name")
-    from proofgym.rules import load_rulebook
-
-    rulebook = load_rulebook(rulebook_path)
-    data_path = _resolve(folder, config["data"])
-    kernel = RuleKernel(rulebook)
-    records, branches, problems = [], [], []
-    for row, ident, facts in typed_records(data_path, rulebook, config.get("id_column")):
-        report = kernel.query(facts)
-        branch = deciding_branch(report)
-        if branch is None:
-            problems.append(_undecided(str(data_path), row, report))
-            continue
-        records.append(Record(id=ident, facts=facts, branch=branch))
-        branches.append(branch)
-    if problems:
-        raise CsvDataError(problems[:1000], len(problems))
-    if not records:
-        raise CsvDataError([f"{data_path}: no record rows below the header"])
-    plan = SplitPlan(float(config.get("heldout_share", 0.2)), int(config.get("split_seed", 0)))
+    opened = _open(folder)
+    records = [Record(id=ident, facts=facts, branch=branch) for ident, facts, branch in opened.decided()]
+    plan = SplitPlan(opened.heldout_share, opened.split_seed)
     keys = [near_key(record.facts) for record in records]
     for record, key in zip(records, keys):
         plan.add(record.branch, key)
     sides = tuple(plan.side(record.branch, key) for record, key in zip(records, keys))
-    decisions = {rule.name: rule.decision for rule in rulebook.decision_rules}
-    if rulebook.default_decision is not None:
-        decisions[DEFAULT_BRANCH] = rulebook.default_decision
-    present = {branch: decisions[branch] for branch in dict.fromkeys(branches)}
-    spec = DomainSpec(
-        name=name,
-        description=config["description"],
-        decisions=rulebook.decisions,
-        facts={fact.name: f"{fact.type}, {fact.description or fact.name.replace('_', ' ')}"
-               for fact in rulebook.facts},
-    )
+    present = {branch: opened.decisions[branch] for branch in dict.fromkeys(r.branch for r in records)}
     train = [record for record, side in zip(records, sides) if side == "train"]
     domain = FolderDomain(
-        name=name, rulebook_path=rulebook_path, spec=spec, generate=_Generator(name, train, present),
-        render=_render, branches=present, folder=folder, data_path=data_path,
+        name=name, rulebook_path=rulebook_path, spec=opened.spec, generate=_Generator(name, train, present),
+        render=_render, branches=present, folder=folder, data_path=opened.data_path,
         heldout_share=plan.heldout_share, split_seed=plan.seed, records=tuple(records), sides=sides,
     )
     if register:
         DOMAINS.register(name, domain, origin=str(folder))
     return domain
+
+
+@dataclass
+class DatasetCounts:
+    """What :func:`export_dataset` wrote: records per split, per branch (deciding rule) and split, and per
+    decision."""
+
+    splits: dict[str, int]
+    branches: dict[str, dict[str, int]]
+    decisions: dict[str, int]
+
+
+def export_dataset(path: str | Path, out: str | Path | None = None, *, chat: bool = False) -> DatasetCounts:
+    """Stream a domain folder's records into ``out/train.jsonl`` and ``out/heldout.jsonl`` (rows of
+    :func:`~proofgym.domains.build_example`: ``id``, ``prompt``, ``gold``, ``source_facts``, ``branch``), in bounded
+    memory whatever the CSV's size: one pass decides every record (the kernel runs once per record; two bytes
+    are kept per record, its branch) and plans the split, a second writes the rows. ``out=None`` writes nothing
+    (the counts only: what ``domain init`` prints)."""
+    import array
+
+    from proofgym.domains._messages import build_prompt_messages, build_prompt_text
+
+    opened = _open(path)
+    names = list(opened.decisions)
+    index = {branch: i for i, branch in enumerate(names)}
+    branch_of = array.array("H")
+    plan = SplitPlan(opened.heldout_share, opened.split_seed)
+    for _, facts, branch in opened.decided():
+        branch_of.append(index[branch])
+        plan.add(branch, near_key(facts))
+    counts: dict[str, dict[str, int]] = {}
+    files = {}
+    if out is not None:
+        folder = Path(out)
+        folder.mkdir(parents=True, exist_ok=True)
+        files = {side: (folder / f"{side}.jsonl").open("w", encoding="utf-8") for side in ("train", "heldout")}
+    try:
+        records = typed_records(opened.data_path, opened.rulebook, opened.id_column)
+        for position, (_, ident, facts) in enumerate(records):
+            branch = names[branch_of[position]]
+            side = plan.side(branch, near_key(facts))
+            per_branch = counts.setdefault(branch, {"train": 0, "heldout": 0})
+            per_branch[side] += 1
+            if files:
+                record = Record(id=ident, facts=facts, branch=branch)
+                text = _render(record)
+                prompt: Any = build_prompt_messages(opened.spec, text) if chat else \
+                    build_prompt_text(opened.spec, text)
+                row = {"id": ident, "prompt": prompt, "gold": opened.decisions[branch], "source_facts": facts,
+                       "branch": branch}
+                files[side].write(json.dumps(row, ensure_ascii=False) + "\n")
+    finally:
+        for handle in files.values():
+            handle.close()
+    decisions: Counter[str] = Counter()
+    for branch, sides in counts.items():
+        decisions[opened.decisions[branch]] += sides["train"] + sides["heldout"]
+    splits = {side: sum(sides[side] for sides in counts.values()) for side in ("train", "heldout")}
+    return DatasetCounts(splits, counts, dict(decisions.most_common()))
 
 
 class _Generator:
@@ -385,7 +474,7 @@ def init_domain(name: str, data: str | Path, *, rules: str | Path, description: 
         written.append(folder / "domain.yaml")
         (folder / "schema.md").write_text(_schema_md(schema, rulebook), encoding="utf-8")
         written.append(folder / "schema.md")
-        domain = load_domain(folder, register=False)
+        counts = export_dataset(folder)
     except BaseException:
         for path in written:
             path.unlink(missing_ok=True)
@@ -393,14 +482,14 @@ def init_domain(name: str, data: str | Path, *, rules: str | Path, description: 
             shutil.rmtree(folder, ignore_errors=True)
         raise
     facts = [fact.name for fact in rulebook.facts]
-    train = domain.split_records("train")
+    branches = {branch: sides["train"] + sides["heldout"] for branch, sides in counts.branches.items()}
     return InitSummary(
         folder=folder, schema=schema, facts=facts,
         unused_columns=[column.name for column in schema.columns if column.name not in facts
                         and column.name != id_column],
-        decisions=dict(Counter(domain.branches[record.branch] for record in domain.records).most_common()),
-        branches=dict(Counter(record.branch for record in domain.records).most_common()),
-        train=len(train), heldout=len(domain.records) - len(train),
+        decisions=counts.decisions,
+        branches=dict(sorted(branches.items(), key=lambda item: -item[1])),
+        train=counts.splits["train"], heldout=counts.splits["heldout"],
     )
 
 
