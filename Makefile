@@ -45,8 +45,8 @@ score: setup
 	$(BIN)/proofgym score --config configs/run/grant_eligibility.yaml --completions examples/grant_eligibility/completions.jsonl
 	$(BIN)/proofgym score --config configs/run/loan.yaml --completions examples/loan/completions.jsonl
 
-## ruff over src/ and tests/, and mypy, strict, over the packages pyproject.toml's [tool.mypy] lists (the lower
-## layers); `make test` runs it first.
+## ruff over src/ and tests/, and mypy, strict, over the whole of src/proofgym (pyproject.toml's [tool.mypy] files);
+## `make test` runs it first.
 lint: setup
 	$(BIN)/python -m ruff check src tests
 	$(BIN)/python -m mypy

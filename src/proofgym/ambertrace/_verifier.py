@@ -73,7 +73,7 @@ import os
 import sys
 import threading
 from dataclasses import dataclass
-from typing import Any, Mapping, Sequence
+from typing import Any, Mapping, Sequence, cast
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -454,14 +454,14 @@ class _PlatformError:
         return f"{where}{code}: {self.message}" if self.message else f"{where}{code}"
 
     def to_dict(self) -> dict[str, Any]:
-        return _json_native({
+        return cast("dict[str, Any]", _json_native({  # a dict stays a dict
             "status_code": self.status,
             "code": self.code,
             "message": self.message,
             "missing_atoms": list(self.missing_atoms),
             "deciding_rule": self.deciding_rule,
             "stalled_stage": self.stalled_stage,
-        })
+        }))
 
 
 # -- the report -------------------------------------------------------------------------------------

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Optional
+from typing import TYPE_CHECKING, Any, Optional, cast
 
 import typer
 from rich.console import Console
@@ -26,6 +26,13 @@ from proofgym.cli._traces import traces_app
 from proofgym.cli._train import serve_reward_command, train_command
 from proofgym.cli._verilog import verilog_app
 from proofgym.cli._view import view_command
+
+if TYPE_CHECKING:
+    from collections import Counter
+
+    from proofgym.cli._completion_file import CompletionRecord
+    from proofgym.rewards import ScoredItem
+    from proofgym.runtime import VerificationRuntime
 
 # rich_markup_mode=None on every Typer app: plain click help, so that a help text's "[eval]" or "[rubric.weights]"
 # is printed as written (rich markup took them for style tags and dropped them).
@@ -82,7 +89,8 @@ def score(
     with reward_fn:
         items = reward_fn.score([r.prompt for r in records], [r.completion for r in records],
                                 [r.reference() for r in records])
-        metrics = reward_fn.runtime.metrics().to_dict()
+        # RunConfig.reward_function's runtime is a VerificationRuntime.
+        metrics = cast("VerificationRuntime", reward_fn.runtime).metrics().to_dict()
     if as_json:
         for record, item in zip(records, items):
             typer.echo(json.dumps({"id": record.id, "note": record.note, **item.to_dict()}, default=str))
@@ -91,7 +99,8 @@ def score(
     _print_summary(items, reward_fn.last_batch.outcomes, metrics)
 
 
-def _print_table(name, records, items, bounds) -> None:
+def _print_table(name: str, records: list[CompletionRecord], items: list[ScoredItem],
+                 bounds: tuple[float, float]) -> None:
     table = Table(title=f"{name}: reward per completion (bounds {bounds[0]:g} .. {bounds[1]:g})")
     for column in ("#", "item", "outcome", "reward", "decision", "components", "why"):
         table.add_column(column, overflow="fold")
@@ -107,7 +116,7 @@ def _print_table(name, records, items, bounds) -> None:
     console.print("decision column: claimed / certified by the verifier")
 
 
-def _print_summary(items, counts, metrics) -> None:
+def _print_summary(items: list[ScoredItem], counts: Counter[str], metrics: dict[str, Any]) -> None:
     rewards = [item.reward for item in items if item.reward is not None]
     mean = sum(rewards) / len(rewards) if rewards else float("nan")
     console.print(f"{len(items)} items: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items()))

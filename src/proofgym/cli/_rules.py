@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Optional, cast
 
 import typer
 from rich.console import Console
@@ -23,14 +23,15 @@ def _rulebook_path(rulebook: Optional[str], domain: Optional[str]) -> Path:
 
     if (rulebook is None) == (domain is None):
         fail("give a rulebook file or --domain NAME (one of them)")
-    if domain is None and not Path(rulebook).exists() and rulebook in domain_names():
+    # Exactly one of the two is given (checked above), so with no domain there is a rulebook.
+    if domain is None and not Path(cast(str, rulebook)).exists() and rulebook in domain_names():
         domain = rulebook
     if domain is not None:
         try:
             return Path(get_domain(domain).rulebook_path)
         except KeyError as exc:
             fail(exc.args[0])
-    return Path(rulebook)
+    return Path(cast(str, rulebook))
 
 
 def _load(rulebook: Optional[str], domain: Optional[str]) -> Any:

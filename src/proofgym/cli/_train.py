@@ -91,7 +91,8 @@ def train_command(
 
     from transformers.utils import logging as hf_logging
 
-    hf_logging.disable_progress_bar()  # the live table is the progress display
+    # The live table is the progress display (the function is untyped in transformers).
+    hf_logging.disable_progress_bar()  # type: ignore[no-untyped-call]
     with warnings.catch_warnings():
         # transformers 5.24 warns on every GRPO config that gradient_checkpointing is deprecated, even when off.
         warnings.filterwarnings("ignore", message=".*gradient_checkpointing.*", category=FutureWarning)

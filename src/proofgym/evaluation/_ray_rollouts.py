@@ -26,7 +26,7 @@ import shutil
 import tempfile
 import time
 from pathlib import Path
-from typing import Any, Mapping, Protocol
+from typing import Any, Mapping, Protocol, cast
 
 from proofgym.evaluation._config import ComputeSection, EvaluationSection
 from proofgym.evaluation._report import SeedResult
@@ -101,7 +101,7 @@ class RayRollouts(_ActorRollouts):
         result, error, started = await self._call(seed)
         if error is not None:
             return SeedResult(seed, "failed", duration_s=time.monotonic() - started, error=error), None
-        return result
+        return cast("tuple[SeedResult, SessionTrace | None]", result)  # what _RolloutHost.rollout returns
 
 
 class _RolloutHost:
@@ -152,7 +152,7 @@ class RayTaskApps(_ActorRollouts):
         result, error, started = await self._call(dict(body), seed, cid)
         if error is not None:
             return TaskAppRollout(seed, cid, error=error, attempts=MAX_ATTEMPTS, seconds=time.monotonic() - started)
-        return result
+        return cast(TaskAppRollout, result)  # what _TaskAppHost.rollout returns
 
     def close(self) -> None:
         super().close()

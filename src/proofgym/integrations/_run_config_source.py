@@ -20,7 +20,8 @@ def domain_run_config(name: str) -> RunConfig:
     links to: its own output contract, the embedded kernel, the default shaping). ``KeyError`` lists the domains."""
     from proofgym.domains import default_run_config
 
-    return default_run_config(name)
+    config: RunConfig = default_run_config(name)  # proofgym.domains imports it lazily (typed Any here)
+    return config
 
 
 def resolve_run_config(source: str | Path) -> RunConfig:

@@ -9,7 +9,7 @@ import os
 import threading
 import time
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any, Mapping, cast
 
 import torch
 from transformers import AutoModelForCausalLM, AutoTokenizer
@@ -125,7 +125,8 @@ class HFLocalPolicy:
         """The prompt text the model is given for ``request``."""
         messages = with_tool_instructions(request.messages, request.tools, accepts_text=request.accepts_text)
         if self.uses_chat_template:
-            return self.tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
+            # tokenize=False: the rendered prompt text
+            return cast(str, self.tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True))
         turns = [f"{message['role'].capitalize()}: {message['content']}" for message in messages]
         return "\n\n".join([*turns, "Assistant:"])
 

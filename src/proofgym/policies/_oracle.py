@@ -36,7 +36,8 @@ class OraclePolicy:
         """The oracle's actions for ``seed``, in order."""
         with self._lock:
             if seed not in self._plans:
-                self._plans[seed] = list(self._env.oracle_actions(seed))
+                # An optional hook, not on the Environment protocol; __init__ refused an env without it.
+                self._plans[seed] = list(self._env.oracle_actions(seed))  # type: ignore[attr-defined]
             return self._plans[seed]
 
     async def act(self, request: PolicyRequest) -> PolicyReply:

@@ -113,7 +113,7 @@ def build_tiny_model(
             model = LlamaForCausalLM.from_pretrained(path, local_files_only=True)
         return model, tokenizer
 
-    tokenizer = PreTrainedTokenizerFast(
+    tokenizer = PreTrainedTokenizerFast(  # type: ignore[no-untyped-call]  # transformers' __init__ is untyped
         tokenizer_object=_train_tokenizer(corpus, config.vocab_size),
         bos_token=BOS, eos_token=EOS, pad_token=PAD, padding_side="left",
         model_max_length=config.max_positions,
@@ -148,12 +148,12 @@ def quiet_transformers() -> Iterator[None]:
     from transformers.utils import logging
 
     enabled = logging.is_progress_bar_enabled()
-    logging.disable_progress_bar()
+    logging.disable_progress_bar()  # type: ignore[no-untyped-call]  # untyped in transformers
     try:
         yield
     finally:
         if enabled:
-            logging.enable_progress_bar()
+            logging.enable_progress_bar()  # type: ignore[no-untyped-call]  # untyped in transformers
 
 
 def _train_tokenizer(corpus: list[str], vocab_size: int) -> Any:

@@ -80,7 +80,7 @@ class RewardStats:
 
     batches: int = 0
     items: int = 0
-    outcomes: Counter = field(default_factory=Counter)
+    outcomes: Counter[str] = field(default_factory=Counter)
     abstained: int = 0
     floored_invalid: int = 0
     budget_breaches: int = 0
@@ -187,7 +187,8 @@ class RewardFunction:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def _prepare(self, prompts, completions, refs) -> _Batch:
+    def _prepare(self, prompts: Sequence[Any] | None, completions: Sequence[Any],
+                 refs: Sequence[Any] | None) -> _Batch:
         n = len(completions)
         if prompts is not None and len(prompts) != n:
             raise ValueError(f"prompts has {len(prompts)} items but completions has {n}")

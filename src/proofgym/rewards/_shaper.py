@@ -5,12 +5,14 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass, field
-from typing import Any, Literal, Mapping
+from typing import Any, Literal, Mapping, cast
 
 from proofgym.core import Claim, Outcome, Verdict
 from proofgym.rewards._config import ShaperConfig
 from proofgym.rewards._grounding import rejected_fact_names
 from proofgym.rewards._reference import Reference
+
+_OutcomeName = Literal["certified", "refuted", "invalid", "format_error"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,7 +31,7 @@ class ShapedReward:
     """
 
     reward: float | None
-    outcome: Literal["certified", "refuted", "invalid", "format_error"]
+    outcome: _OutcomeName
     components: dict[str, float] = field(default_factory=dict)
     contributions: dict[str, float] = field(default_factory=dict)
     reason: str = ""
@@ -127,7 +129,8 @@ class DefaultRewardShaper:
         reward = min(ceiling, max(floor, sum(contributions.values())))
         return ShapedReward(
             reward=reward,
-            outcome=verdict.outcome.value,
+            # An Outcome's value is one of its three names, all in _OutcomeName.
+            outcome=cast(_OutcomeName, verdict.outcome.value),
             components=components,
             contributions=contributions,
             reason=_reason(verdict, claim, ref, certified, correct, rejected),

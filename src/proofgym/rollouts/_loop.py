@@ -14,7 +14,7 @@ import uuid
 from collections.abc import Callable, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from concurrent.futures import wait as futures_wait
-from typing import Any
+from typing import Any, cast
 from urllib.parse import parse_qs, urlsplit
 
 from proofgym.core import bounded_json, model_text, redact_secrets, redact_text
@@ -304,7 +304,7 @@ def _tool_and_args(action: Any, info: Mapping[str, Any]) -> tuple[str | None, An
 
 def _assistant_message(message: Any) -> dict[str, Any]:
     if isinstance(message, Mapping) and message.get("role") == "assistant":
-        return bounded_json(dict(message))
+        return cast("dict[str, Any]", bounded_json(dict(message)))  # a dict stays a dict
     return {"role": "assistant", "content": "" if message is None else model_text(str(message))}
 
 

@@ -10,7 +10,7 @@ import pickle
 import signal
 import threading
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Protocol, cast, runtime_checkable
 
 from proofgym.core import Claim
 from proofgym.verifiers import TransientVerifierError, Verifier
@@ -115,7 +115,7 @@ class ProcessExecutor:
         self._ready.put_nowait(worker)  # type: ignore[union-attr]
         if status != "ok":
             raise value
-        return value
+        return cast("list[Any]", value)  # a worker answers ("ok", one result per claim)
 
     def close(self) -> None:
         with self._lock:
@@ -189,7 +189,7 @@ class _Worker:
 
     @property
     def alive(self) -> bool:
-        return self._process.is_alive()
+        return cast(bool, self._process.is_alive())  # ctx is untyped: a multiprocessing context
 
     def start(self) -> None:
         self._process.start()
@@ -202,7 +202,7 @@ class _Worker:
             self._conn.send((token, payload, claims))
         except (EOFError, OSError):
             raise self._died() from None
-        return self._receive()
+        return cast("tuple[str, Any]", self._receive())  # the worker answers (status, value)
 
     def _receive(self) -> Any:
         try:

@@ -9,7 +9,7 @@ import asyncio
 import functools
 import pickle
 import threading
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from proofgym.core import Claim
 from proofgym.runtime._config import RayConfig
@@ -287,7 +287,7 @@ class RayExecutor:
             status, value = await self._run_actor(token, payload, list(claims))
         if status != "ok":
             raise value
-        return value
+        return cast("list[Any]", value)  # a task or actor answers ("ok", one result per claim)
 
     def close(self) -> None:
         """Kill this executor's actors; the process stays connected to Ray (other users may share it)."""

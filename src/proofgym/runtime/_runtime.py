@@ -109,7 +109,7 @@ class VerificationRuntime:
         self._closed = False
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
-        self._finalizer: weakref.finalize | None = None
+        self._finalizer: weakref.finalize[[asyncio.AbstractEventLoop], VerificationRuntime] | None = None
         self._batches: set[asyncio.Task[Any]] = set()
 
     # -- public surface ------------------------------------------------------------------------------

@@ -232,9 +232,9 @@ def panels(session: SessionTrace) -> list[Panel]:
         if refused is not None:
             found.append(refused)
         for reward in step.event_rewards:
-            panel = judge_panel(step.index, _map(reward.annotation))
-            if panel is not None:
-                found.append(panel)
+            judged = judge_panel(step.index, _map(reward.annotation))
+            if judged is not None:
+                found.append(judged)
     blend = _map(session.outcome_reward.annotation) if session.outcome_reward is not None else {}
     outcome = judge_panel(None, _map(blend.get("outcome")))
     if outcome is not None:

@@ -277,7 +277,7 @@ class Site:
         return self.render("error.html", links, title=f"error {status}", message=message, status=status)
 
     def _session(self, session_id: str) -> SessionTrace:
-        session = self.store.get_session(session_id)
+        session: SessionTrace | None = self.store.get_session(session_id)
         if session is None:
             raise ViewError(f"session {session_id[:200]!r} is not in {self.store.url}", 404)
         return session
