@@ -106,3 +106,19 @@ def test_a_server_that_fails_is_one_error_line():
                                              retry=RetryPolicy(max_retries=0)))
     assert not draft.ok and draft.rounds == ()
     assert draft.error.startswith("the model server: ") and "\n" not in draft.error
+
+
+
+def test_an_unreadable_last_answer_is_saved_bounded_and_with_its_control_characters_shown():
+    with ScriptedModel(["y" * 70_000, "```yaml\nname: bad\u202eexplain\n```"]) as model:
+        draft = draft_rulebook(POLICY, loan_facts(), client=client_for(model), model="scripted", rounds=2)
+    assert not draft.ok and draft.data is None
+    assert len(draft.rounds[0].answer) == 64_000  # kept, and sent back, up to the bound
+    assert len(model.requests[1]["messages"][2]["content"]) == 64_000
+    text = draft.yaml_text()
+    assert "\u202e" not in text and "name: bad<U+202E>explain" in text
+
+    with ScriptedModel(["y" * 70_000]) as model:
+        draft = draft_rulebook(POLICY, loan_facts(), client=client_for(model), model="scripted", rounds=1)
+    text = draft.yaml_text()
+    assert text.endswith("y" * 64_000 + "\n") and len(text) < 64_000 + 1_000

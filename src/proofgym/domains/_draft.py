@@ -147,7 +147,8 @@ class RulebookDraft:
 
     def yaml_text(self, header: Sequence[str] = ()) -> str:
         """The last draft as YAML under a comment header (``header``'s lines, then the review notice). A draft that
-        never read as a mapping is the model's last answer as it came."""
+        never read as a mapping is the model's last answer as it came (its first :data:`MAX_ANSWER_CHARS`
+        characters, control characters shown as ``<U+XXXX>``)."""
         status = "VALID per the kernel" if self.ok else "INVALID: the kernel rejects it"
         notes = [*header,
                  f"DRAFT ({status}, after {len(self.rounds)} round(s)): written by a model, not yet reviewed.",
@@ -157,7 +158,7 @@ class RulebookDraft:
         head = "".join(f"# {show_controls(line)}\n" for line in (n for note in notes for n in note.splitlines()))
         if self.data is not None:
             return head + yaml.dump(self.data, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=120)
-        answer = self.rounds[-1].answer if self.rounds else ""
+        answer = show_controls(self.rounds[-1].answer) if self.rounds else ""
         return head + answer + ("" if answer.endswith("\n") else "\n")
 
 
@@ -226,6 +227,7 @@ class _Drafter:
                 if problem is not None:
                     return RulebookDraft(None, data, tuple(done), error=f"the model server: {problem}")
                 book, read, problems = self.check(text)
+                text = text[:MAX_ANSWER_CHARS]  # what is kept, sent back and saved of an answer too long to read
                 data = read if read is not None else data
                 done.append(DraftRound(number, text, tuple(problems)))
                 if book is not None:
