@@ -176,3 +176,12 @@ def test_draft_reads_a_bounded_policy_and_refuses_a_longer_one(tmp_path, loan_cs
     assert result.exit_code == 2
     assert result.output.strip() == f"error: {policy}: the policy text is longer than 65536 bytes"
     assert not (tmp_path / "new.yaml").exists()
+
+
+def test_coverage_of_a_rulebook_whose_facts_the_csv_lacks_names_each_missing_column(loan_csv):
+    result = runner.invoke(app, ["rules", "coverage", "grant_eligibility", "--data", str(loan_csv)])
+    assert result.exit_code == 1
+    errors = [line for line in lines(result.output) if line.startswith("error:")]
+    assert errors and len(errors) == len(result.output.splitlines())
+    assert all(line.startswith(f"error: {loan_csv}: row 1: no column ") for line in errors)
+    assert any("'resident'" in line for line in errors)
