@@ -10,9 +10,9 @@ from typer.testing import CliRunner
 pytest.importorskip("torch")
 
 from proofgym.cli import app  # noqa: E402
-from proofgym.domains import resolve_domain  # noqa: E402
+from proofgym.domains import gold_decision, near_key, resolve_domain  # noqa: E402
 from proofgym.training import DemoSettings  # noqa: E402
-from proofgym.training._demo_task import FolderDemoTask  # noqa: E402
+from proofgym.training._demo_task import FolderDemoTask, compact_prompt  # noqa: E402
 
 runner = CliRunner()
 
@@ -26,7 +26,7 @@ def housing(tmp_path_factory):
 
 def test_the_rows_are_the_folders_splits_with_the_kernels_gold(housing):
     domain = resolve_domain(str(housing))
-    task = FolderDemoTask(domain)
+    task = FolderDemoTask(domain, vary=False)
     heldout = task.heldout_rows(10_000)
     train = task.train_rows(0, 10_000, contrast=False, exclude=heldout)
     assert {row["id"] for row in heldout} == {record.id for record in domain.split_records("heldout")}
@@ -41,6 +41,28 @@ def test_the_rows_are_the_folders_splits_with_the_kernels_gold(housing):
     capped = task.heldout_rows(len(task.branch_labels))  # a cap keeps one row of each branch
     assert {row["branch"] for row in capped} == set(task.branch_labels)
     assert task.run_config().parser.decisions == list(domain.spec.decisions)
+
+
+def test_variants_fill_the_training_rows_labelled_by_the_kernel_and_away_from_the_held_out_rows(housing):
+    domain = resolve_domain(str(housing))
+    task = FolderDemoTask(domain)
+    heldout = task.heldout_rows(10_000)
+    real = FolderDemoTask(domain, vary=False).train_rows(0, 10_000, contrast=False, exclude=heldout)
+    rows = task.train_rows(0, 2_000, contrast=False, exclude=heldout)
+    assert len(rows) == 2_000 and {row["id"] for row in real} <= {row["id"] for row in rows}
+    variants = [row for row in rows if "-variant" in row["id"]]
+    assert len(variants) == 2_000 - len(real)
+    held = {near_key(row["source_facts"]) for row in heldout}
+    facts = [json.dumps(row["source_facts"], sort_keys=True) for row in rows]
+    assert len(set(facts)) == len(facts)  # no case twice
+    for row in variants:
+        assert near_key(row["source_facts"]) not in held
+        assert set(row["source_facts"]) == set(domain.spec.facts)
+        assert row["gold"] == gold_decision(domain, row["source_facts"])
+        assert domain.branches[row["branch"]] == row["gold"]
+        assert row["prompt"] == compact_prompt("housing", row["source_facts"])
+    assert {row["branch"] for row in variants} == set(domain.branches)
+    assert task.train_rows(0, 2_000, contrast=False, exclude=heldout) == rows  # the same for the same seed
 
 
 @pytest.mark.slow

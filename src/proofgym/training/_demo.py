@@ -240,6 +240,14 @@ def _run(out: Path, seed: int, settings: DemoSettings, cache_dir: str | Path | N
     console.print(f"[bold]proofgym demo[/bold] (seed {seed}): a {n_params / 1e6:.2f} M-parameter Llama built "
                   f"locally learns the {task.domain_name} rules by GRPO against the embedded rule kernel "
                   f"({len(train)} training rows, {len(heldout)} held-out rows)")
+    if isinstance(task, FolderDemoTask):
+        variants = sum("-variant" in str(row["id"]) for row in train)
+        console.print(f"held-out rows: the folder's held-out split; training rows: its train split's "
+                      f"{len(train) - variants} records and {variants} variants of them labelled by the kernel "
+                      f"(one or two facts drawn afresh); branches: the deciding rules")
+        if task.missing_branches:
+            console.print(f"[yellow]no held-out record is decided by {', '.join(task.missing_branches)}: the goal "
+                          f"cannot read {'it' if len(task.missing_branches) == 1 else 'them'}[/]")
 
     average: WeightAverage | None = None
 

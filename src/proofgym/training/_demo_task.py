@@ -243,8 +243,9 @@ class FolderDemoTask(DemoTask):
     (the facts restated, then the decision), gold from the rule kernel, rows of the folder's train split and the
     held-out rows of its held-out split (stratified by deciding rule by ``load_domain``), branch = deciding rule."""
 
-    def __init__(self, domain: Domain) -> None:
+    def __init__(self, domain: Domain, *, vary: bool = True) -> None:
         self.domain = domain
+        self.vary = vary
         self.domain_name = domain.name
         self.title = domain.name
         self._train = [self._row(record) for record in _unique(_split(domain, "train"))]
@@ -287,9 +288,61 @@ class FolderDemoTask(DemoTask):
         return _stratified(self._heldout, n)
 
     def train_rows(self, seed: int, n: int, *, contrast: bool, exclude: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """The train split's rows (those whose facts are not a row of ``exclude``), and, when they are fewer than
+        ``n``, variants of them up to ``n`` (:meth:`variants`)."""
         excluded = {_facts_key(row["source_facts"]) for row in exclude}
         rows = [row for row in self._train if _facts_key(row["source_facts"]) not in excluded]
+        if len(rows) < n and self.vary:
+            rows += self.variants(rows, n - len(rows), seed=seed, exclude=exclude)
         return _stratified(rows, n)
+
+    def variants(self, rows: list[dict[str, Any]], n: int, *, seed: int,
+                 exclude: Iterable[Mapping[str, Any]] = ()) -> list[dict[str, Any]]:
+        """``n`` new training rows, each a train row with one or two of its facts drawn afresh from what the train
+        split holds (a number uniformly between the split's lowest and highest value of that fact, written with
+        as many decimals; a boolean flipped; any other value one the split has), labelled by the rule kernel.
+
+        Why: a domain folder's train split is what the user has (a few hundred records), where the grant demo trains
+        on 8,000; a varied fact that crosses a rule's threshold gives a minimal pair, as the grant demo's contrast
+        rows do. Rows are drawn from each branch in turn; a variant whose facts are a train row's, another
+        variant's, or near a row of ``exclude`` (the held-out set: :func:`proofgym.domains.near_key`) is
+        skipped, and so is one the kernel certifies no decision for (a value the fact gate refuses)."""
+        from proofgym.domains import near_key
+
+        rng = random.Random(f"variants-{self.domain.name}-{seed}")
+        pools: dict[str, list[Any]] = {}
+        for row in rows:
+            for key, value in row["source_facts"].items():
+                pools.setdefault(key, []).append(value)
+        held = {near_key(row["source_facts"]) for row in exclude if isinstance(row.get("source_facts"), Mapping)}
+        seen = {_facts_key(row["source_facts"]) for row in rows}
+        by_branch: dict[str, list[dict[str, Any]]] = {}
+        for row in rows:
+            by_branch.setdefault(row["branch"], []).append(row)
+        queues = list(by_branch.values())
+        names = list(pools)
+        out: list[dict[str, Any]] = []
+        for attempt in range(20 * n):
+            if len(out) >= n or not queues:
+                break
+            source = rng.choice(queues[attempt % len(queues)])
+            facts = dict(source["source_facts"])
+            for name in rng.sample(names, k=min(len(names), rng.choice((1, 1, 2)))):
+                facts[name] = _fresh(rng, facts[name], pools[name])
+            key = _facts_key(facts)
+            if key in seen or near_key(facts) in held:
+                continue
+            seen.add(key)
+            report = _folder_kernel(self.domain.rulebook_path).query(dict(facts))
+            if report.get("status") != "decided" or not report.get("proof_checked"):
+                continue
+            deciding = report.get("deciding_rules") or []
+            branch = str(deciding[0]) if deciding else _DEFAULT_BRANCH
+            out.append({"id": f"{source['id']}-variant{len(out)}", "prompt": compact_prompt(self.domain.name, facts),
+                        "gold": str(report["decision"]), "source_facts": facts, "branch": branch,
+                        "cell": "+".join(sorted(rule["rule_name"] for rule in report["symbolic_trace"]["rules"]
+                                                if rule["rule_type"] == "decision" and rule["fired"]))})
+        return out
 
     def tokenizer_corpus(self) -> list[str]:
         decisions = self.domain.spec.decisions
@@ -314,6 +367,24 @@ def compact_prompt(name: str, facts: Mapping[str, Any]) -> str:
     """A domain folder's one-line prompt: ``"<name>: fact value, fact value, ..."`` (values as the answer writes
     them: numbers plainly, ``true`` / ``false``, text as it is)."""
     return f"{name}: " + ", ".join(f"{key} {_plain(value)}" for key, value in facts.items()) + "."
+
+
+# The branch of a record no decision rule decided (the default decision), as load_domain names it.
+_DEFAULT_BRANCH = "(default)"
+
+
+def _fresh(rng: random.Random, value: Any, pool: list[Any]) -> Any:
+    """A new value for a fact whose train values are ``pool`` (see :meth:`FolderDemoTask.variants`)."""
+    if isinstance(value, bool):
+        return not value
+    numbers = [v for v in pool if isinstance(v, (int, float)) and not isinstance(v, bool)]
+    if isinstance(value, int) and numbers:
+        return rng.randint(int(min(numbers)), int(max(numbers)))
+    if isinstance(value, float) and numbers:
+        decimals = max((len(repr(v).split(".")[1]) for v in numbers if isinstance(v, float) and "." in repr(v)
+                        and "e" not in repr(v)), default=2)
+        return round(rng.uniform(float(min(numbers)), float(max(numbers))), min(decimals, 6))
+    return rng.choice(pool)
 
 
 def _plain(value: Any) -> str:
