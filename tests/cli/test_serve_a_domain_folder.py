@@ -36,10 +36,10 @@ def task_app(housing, tmp_path_factory):
         yield served
 
 
-def eval_file(tmp_path, task_app, policy):
+def eval_file(tmp_path, task_app, policy, env_config=None):
     return write_eval_toml(tmp_path / "eval.toml", {"kind": "eval", "task_app_url": task_app.url, "env_name": "housing",
                                                      "policy_name": policy, "seeds": "0-11",
-                                                     "traces": str(tmp_path / "local.db")})
+                                                     "traces": str(tmp_path / "local.db")}, env_config)
 
 
 def test_the_oracle_passes_every_seed_through_proofgym_eval(task_app, tmp_path):
@@ -65,3 +65,14 @@ def test_a_folder_is_served_by_one_worker_and_a_bad_folder_is_one_line(housing, 
     assert result.exit_code == 2
     assert "no such domain folder" in " ".join(result.output.split())
     assert not (tmp_path / "t.db").exists()
+
+
+def test_the_test_split_is_the_folders_held_out_split(task_app, tmp_path):
+    from proofgym.domains import get_domain
+
+    config = eval_file(tmp_path, task_app, "oracle", {"split": "test"})
+    result = runner.invoke(app, ["eval", "--config", str(config), "--json-out", str(tmp_path / "out.json")])
+    assert result.exit_code == 0, result.output
+    results = json.loads((tmp_path / "out.json").read_text())["results"]
+    heldout = [record.id for record in get_domain("housing").split_records("heldout")]
+    assert [r["task_id"] for r in results] == heldout[:12] and all(r["passed"] for r in results)

@@ -27,6 +27,7 @@ from proofgym.envs import (
     BlockPartition,
     Observation,
     SingleAnswerEnv,
+    TaskPartition,
     answer_reward_function,
     answer_tool,
     report_verification_caches,
@@ -141,11 +142,23 @@ class RulebookEnv(SingleAnswerEnv):
         super().__init__(reward_function, tool=ANSWER_TOOL, max_turns=self.config.max_turns)
         self._period = balance_period(self.domain)
         self._record: Record | None = None
+        # A domain folder is a finite task set: its train split's records, then its held-out split's.
+        split_records = getattr(self.domain, "split_records", None)
+        self._tasks: tuple[Record, ...] | None = None
+        self._task_splits: tuple[str, ...] = ()
+        if split_records is not None:
+            train, heldout = split_records("train"), split_records("heldout")
+            self._tasks = (*train, *heldout)
+            self._task_splits = ("train",) * len(train) + ("test",) * len(heldout)
 
     @property
-    def seed_partition(self) -> BlockPartition:
+    def seed_partition(self) -> BlockPartition | TaskPartition:
         """Train / val / test in blocks of one balance period ``P``: seeds ``kP .. kP+P-1`` (before
-        ``seed_offset``) are in train when ``k mod 10 < 8``, val when it is 8, test when it is 9."""
+        ``seed_offset``) are in train when ``k mod 10 < 8``, val when it is 8, test when it is 9. A domain folder's
+        records are a finite task set instead: its train split is ``train``, its held-out split ``test`` (no
+        ``val``)."""
+        if self._tasks is not None:
+            return TaskPartition(self._task_splits)
         return BlockPartition(self._period)
 
     @property
@@ -160,9 +173,12 @@ class RulebookEnv(SingleAnswerEnv):
 
         ``s`` is ``seed + seed_offset`` and ``P`` the period of the generator's balance schedule,
         so seeds ``0 .. P-1`` are exactly the records of ``build_dataset(domain, 0, P)`` and any
-        ``P`` consecutive seeds from a multiple of ``P`` cover every decision and rule branch evenly.
+        ``P`` consecutive seeds from a multiple of ``P`` cover every decision and rule branch evenly. A domain
+        folder's: record ``s mod n`` of its ``n`` records, its train split's and then its held-out split's.
         """
         shifted = seed + self.config.seed_offset
+        if self._tasks is not None:  # a domain folder: record s mod n of its train, then held-out, records
+            return self._tasks[shifted % len(self._tasks)]
         block, index = divmod(shifted, self._period)
         return _records(self.domain.generate, block, self._period)[index]
 
