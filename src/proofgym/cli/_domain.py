@@ -131,7 +131,11 @@ def _print_summary(summary: Any) -> None:
             what = f"enum {', '.join(column.values)}"
         else:
             what = column.type
-        used = "" if column.name in summary.facts or column.type is None else " (not in the rulebook: not a fact)"
+        declared = summary.fact_types.get(column.name)
+        if declared is None:
+            used = "" if column.type is None else " (not in the rulebook: not a fact)"
+        else:
+            used = "" if declared == column.type else f" (the rulebook's fact: {declared})"
         console.print(f"  {shown(column.name)}: {shown(what)}{used}", highlight=False, soft_wrap=True)
     decisions = ", ".join(f"{decision} {count}" for decision, count in summary.decisions.items())
     console.print(f"decisions: {shown(decisions)}", highlight=False, soft_wrap=True)

@@ -356,6 +356,7 @@ class InitSummary:
     schema: InferredSchema
     facts: list[str]
     unused_columns: list[str]
+    fact_types: dict[str, str]
     decisions: dict[str, int]
     branches: dict[str, int]
     train: int
@@ -487,6 +488,7 @@ def init_domain(name: str, data: str | Path, *, rules: str | Path, description: 
         folder=folder, schema=schema, facts=facts,
         unused_columns=[column.name for column in schema.columns if column.name not in facts
                         and column.name != id_column],
+        fact_types={fact.name: fact.type for fact in rulebook.facts},
         decisions=counts.decisions,
         branches=dict(sorted(branches.items(), key=lambda item: -item[1])),
         train=counts.splits["train"], heldout=counts.splits["heldout"],
