@@ -7,6 +7,7 @@ import tracemalloc
 import pytest
 
 from proofgym.domains import RULE_KEYWORDS, CsvDataError, infer_schema
+from proofgym.domains._csv import MAX_ROW_BYTES
 
 HEADER = ["age", "income", "status", "member"]
 GOOD = [[34, 52000.5, "employed", "yes"], [17, 0, "student", "no"], [70, 18000, "retired", "yes"]]
@@ -138,3 +139,14 @@ def test_a_large_file_is_streamed_in_bounded_memory(tmp_path):
         tracemalloc.stop()
     assert schema.rows == 60_000 and schema.problem_count == 0
     assert peak < 1_000_000, peak  # the file is 1.3 MB; the reader holds a row at a time
+
+
+def test_a_row_longer_than_the_bound_is_one_line_and_not_held(tmp_path):
+    path = write(tmp_path, GOOD)
+    with path.open("ab") as handle:
+        handle.write(b"40," + b"9" * (MAX_ROW_BYTES + 10) + b",employed,no\n")
+        handle.write(b"41,100,employed,no\n")
+    offset = path.stat().st_size - len(b"41,100,employed,no\n") - (MAX_ROW_BYTES + 26)
+    lines, _ = problems(path)
+    assert lines == [f"{path}: row 5: longer than {MAX_ROW_BYTES} bytes (byte offset {offset}); rows are read one "
+                     f"at a time"]
