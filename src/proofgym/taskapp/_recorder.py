@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import os
-from typing import Any, Mapping, cast
+from typing import Any, Mapping
 
 from proofgym.traces import (
     DEFAULT_PATH,
@@ -49,12 +49,12 @@ class TraceRecorder:
     async def open(self) -> None:
         """Open the store and start the writer (call once, in the running event loop)."""
         if self.store is None:
+            assert not isinstance(self._source, TraceStore)  # a borrowed store is self.store from the start
             source = DEFAULT_PATH if self._source is None else self._source
             self.store = await asyncio.to_thread(TraceStore, source)
         # No batching delay: a rollout's response waits for its commit. Failures reach each rollout
         # through its own future, so the writer keeps none for a flush nobody calls.
-        # Open by now (proofgym.traces imports TraceStore lazily, so mypy cannot narrow it here).
-        self._writer = TraceWriter(cast(TraceStore, self.store), max_delay_s=0, keep_failures=False)
+        self._writer = TraceWriter(self.store, max_delay_s=0, keep_failures=False)
 
     async def record(self, session: SessionTrace) -> None:
         """Store ``session``; return once it is committed. Raises ``TraceStoreError`` if it was not."""

@@ -4,7 +4,7 @@
 load SQLAlchemy.
 """
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from proofgym.traces._codec import validate_session
 from proofgym.traces._errors import (
@@ -28,6 +28,9 @@ from proofgym.traces._records import (
 )
 from proofgym.traces._summaries import RUN_STATUSES, RunSummary, SessionSummary
 from proofgym.traces._writer import TraceWriter
+
+if TYPE_CHECKING:  # what the lazy names are, for type checkers (imported on first use at run time)
+    from proofgym.traces._store import DEFAULT_PATH, TraceStore
 
 _LAZY = {"TraceStore": "TraceStore", "DEFAULT_PATH": "DEFAULT_PATH"}
 

@@ -270,7 +270,8 @@ class RLTrainer:
             self._close()
             self._runner.close()
             if self.run_id is not None:  # after the task app closed: every session of the run is in
-                self._end_run(result, status, error, dry_run=dry_run, wall_s=time.perf_counter() - started)
+                self._end_run(self.run_id, result, status, error, dry_run=dry_run,
+                              wall_s=time.perf_counter() - started)
 
     def _train(self, result: RunResult, *, dry_run: bool, iterations: int | None, started: float) -> None:
         self._start()
@@ -362,7 +363,8 @@ class RLTrainer:
                                     "resumed_from": int(self._state["iteration"]) if self._state else None})
         self.run_id = run_id
 
-    def _end_run(self, result: RunResult, status: str, error: str | None, *, dry_run: bool, wall_s: float) -> None:
+    def _end_run(self, run_id: str, result: RunResult, status: str, error: str | None, *, dry_run: bool,
+                 wall_s: float) -> None:
         """Mark the run ended in the trace store with its summary (written to ``summary.json`` too, unless a dry
         run: a dry run leaves the run's last summary alone)."""
         last = next((e for e in reversed(self.evaluations) if not e.when.startswith("confirmation")), None)
@@ -382,7 +384,7 @@ class RLTrainer:
             result.summary = self.output_dir / "summary.json"
             result.summary.write_text(json.dumps(summary, indent=1, default=str), encoding="utf-8")
         with TraceStore(self.traces_path) as store:
-            store.finish_run(self.run_id, status=status,
+            store.finish_run(run_id, status=status,
                              summary=json.loads(json.dumps(summary, default=str)))
 
     def _warmup(self) -> None:
