@@ -35,8 +35,14 @@ def test_the_rows_are_the_folders_splits_with_the_kernels_gold(housing):
     row = next(row for row in train if row["id"] == record.id)
     assert row["branch"] == record.branch and row["gold"] == domain.branches[record.branch]
     assert row["prompt"].startswith("housing: age ") and str(record.facts["monthly_income"]) in row["prompt"]
-    plain = FolderDemoTask(domain, vary=False, show_derived=False).heldout_rows(1)[0]["prompt"]
-    assert plain == compact_prompt("housing", domain.split_records("heldout")[0].facts) and "derived" not in plain
+    first = domain.split_records("heldout")[0]
+    shown = FolderDemoTask(domain, vary=False, show_derived=True).heldout_rows(1)[0]
+    assert shown["id"] == first.id
+    # show_derived: the record's facts, then what the rulebook derives from them (income per person)
+    assert shown["prompt"].startswith(compact_prompt("housing", first.facts)[:-1] + "; derived: income_per_person ")
+    per_person = first.facts["monthly_income"] / first.facts["household_size"]
+    stated = float(shown["prompt"].rsplit("income_per_person ", 1)[1].rstrip("."))
+    assert abs(stated - per_person) <= 1e-6 * max(1.0, per_person)
     # every deciding rule with a held-out record is a branch the goal reads, in the rulebook's order
     assert list(task.branch_labels) == [b for b in domain.branches if b in {r["branch"] for r in heldout}]
     assert task.missing_branches == [b for b in domain.branches if b not in task.branch_labels]
@@ -62,11 +68,7 @@ def test_variants_fill_the_training_rows_labelled_by_the_kernel_and_away_from_th
         assert set(row["source_facts"]) == set(domain.spec.facts)
         assert row["gold"] == gold_decision(domain, row["source_facts"])
         assert domain.branches[row["branch"]] == row["gold"]
-        # the record's facts, then what the rulebook derives from them (income per person)
-        assert row["prompt"].startswith(compact_prompt("housing", row["source_facts"])[:-1] + "; derived: ")
-        per_person = row["source_facts"]["monthly_income"] / row["source_facts"]["household_size"]
-        shown = float(row["prompt"].rsplit("income_per_person ", 1)[1].rstrip("."))
-        assert abs(shown - per_person) <= 1e-6 * max(1.0, per_person)
+        assert row["prompt"] == compact_prompt("housing", row["source_facts"])
     assert {row["branch"] for row in variants} == set(domain.branches)
     assert task.train_rows(0, 2_000, contrast=False, exclude=heldout) == rows  # the same for the same seed
 

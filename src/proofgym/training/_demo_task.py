@@ -243,13 +243,14 @@ class FolderDemoTask(DemoTask):
     (the facts restated, then the decision), gold from the rule kernel, rows of the folder's train split and the
     held-out rows of its held-out split (stratified by deciding rule by ``load_domain``), branch = deciding rule.
 
-    ``show_derived``: the prompt also states the facts the rulebook derives from the record (the housing example's
-    ``income_per_person``, its monthly income divided by its household size), as the kernel computes them; the
-    answer still restates the input facts only. A 0.69 M-parameter model does not learn decimal division from a
-    few thousand rows (without them the example's two per-person income branches stayed at 0 %); it learns the
-    rules' comparisons. ``vary``: fill the training rows with :meth:`variants`."""
+    ``show_derived`` (off by default): the prompt also states the facts the rulebook derives from the record (the
+    housing example's ``income_per_person``, its monthly income divided by its household size), as the kernel
+    computes them; the answer still restates the input facts only. Measured on examples/byod (seed 0, 300 steps):
+    the same 74.5 % held-out either way, both per-person income branches at 0 %, and the certified share fell from
+    74.5 % to 54.9 % with them (the longer prompt's numbers leak into the restated facts). ``vary``: fill the
+    training rows with :meth:`variants`."""
 
-    def __init__(self, domain: Domain, *, vary: bool = True, show_derived: bool = True) -> None:
+    def __init__(self, domain: Domain, *, vary: bool = True, show_derived: bool = False) -> None:
         self.domain = domain
         self.vary = vary
         self.show_derived = show_derived
