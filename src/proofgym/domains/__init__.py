@@ -14,7 +14,7 @@ the ``grant_eligibility`` / ``loan`` / ``fact_finding`` environments and fact-fi
 through entry points (pyproject.toml).
 """
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from proofgym.domains import _grant_eligibility, _loan
 from proofgym.domains._dataset import (
@@ -35,6 +35,28 @@ from proofgym.domains._grant_eligibility import INCOME_THRESHOLD as GRANT_INCOME
 
 register_domain(_grant_eligibility.DOMAIN)
 register_domain(_loan.DOMAIN)
+
+if TYPE_CHECKING:  # what the lazy names are, for type checkers (imported on first use at run time)
+    from proofgym.domains._env import (
+        RulebookEnv, RulebookEnvConfig, balance_period, default_run_config, folder_run_config,
+        make_rulebook_env, shared_reward_function,
+    )
+    from proofgym.domains._factory import (
+        GRANT_ELIGIBILITY_ENV, LOAN_ENV, SHIPPED_RULEBOOK_DOMAINS, RulebookEnvFactory, register_rulebook_env,
+    )
+    from proofgym.domains._draft import DraftRound, RulebookDraft, draft_rulebook
+    from proofgym.domains._csv import CsvDataError, RULE_KEYWORDS
+    from proofgym.domains._folder import (
+        DatasetCounts, FolderDomain, InitSummary, export_dataset, init_domain, load_domain, typed_records,
+    )
+    from proofgym.domains._schema_infer import InferredSchema, infer_schema
+    from proofgym.domains._splits import SplitPlan, near_key
+    from proofgym.domains._fact_finding import (
+        FACT_FINDING_RUBRICS, FactFindingConfig, FactFindingEnv, make_fact_finding_env,
+    )
+    from proofgym.domains._verifier import (
+        RULEBOOK_VERIFIER, RulebookOptions, RulebookVerifier, build_rulebook_verifier, verdict_from_report,
+    )
 
 #: Names imported on first use, by the module that defines them.
 _LAZY = {
