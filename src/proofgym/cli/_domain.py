@@ -88,20 +88,11 @@ def _draft(name: str, policy: str, data: Path, id_column: Optional[str], model_u
     (one a line, exit 1) when the model never gives a valid one."""
     import tempfile
 
-    from proofgym.domains import CsvDataError, draft_rulebook, infer_schema
-    from proofgym.http import ChatClient, chat_completions_url
+    from proofgym.cli._rules import drafting_inputs
+    from proofgym.domains import draft_rulebook
+    from proofgym.http import ChatClient
 
-    try:
-        url = chat_completions_url(model_url, name="--model-url")
-    except ValueError as exc:
-        fail(exc)
-    try:
-        schema = infer_schema(data, id_column=id_column)
-        schema.raise_for_problems()
-    except CsvDataError as exc:
-        fail(exc, code=1)
-    if not schema.facts:
-        fail(f"{data}: no column could be typed as a fact")
+    url, schema = drafting_inputs(model_url, data, id_column)
     result = draft_rulebook(policy, schema.facts_section(), client=ChatClient(url), model=model, rounds=rounds,
                             name=name, source="rulebook.yaml")
     for done in result.rounds:

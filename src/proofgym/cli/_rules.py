@@ -203,8 +203,8 @@ def draft(
     --out for you to review; `proofgym rules validate` must pass before it is used."""
     import os
 
-    from proofgym.domains import CsvDataError, draft_rulebook, infer_schema
-    from proofgym.http import ChatClient, chat_completions_url
+    from proofgym.domains import draft_rulebook
+    from proofgym.http import ChatClient
 
     if out.exists() and not force:
         fail(f"--out: {out} exists; pass --force to overwrite it, or another --out")
@@ -225,18 +225,8 @@ def draft(
         key = os.environ.get(api_key_env, "").strip()
         if not key:
             fail(f"--api-key-env: the environment variable {api_key_env!r} is not set")
-    try:
-        url = chat_completions_url(model_url, name="--model-url")
-    except ValueError as exc:
-        fail(exc)
-    try:
-        schema = infer_schema(data, id_column=id_column)
-        schema.raise_for_problems()
-    except CsvDataError as exc:
-        fail(exc, code=1)
-    facts = {column.name: column.fact_decl() for column in schema.facts}
-    if not facts:
-        fail(f"{data}: no column could be typed as a fact")
+    url, schema = drafting_inputs(model_url, data, id_column)
+    facts = schema.facts_section()
     left_out = [f"{column.name} ({column.flag})" for column in schema.flagged]
     notes = f"Columns that are not facts (do not use them): {', '.join(left_out)}." if left_out else ""
     console.print(f"{shown(data)}: {schema.rows} records; facts: "
@@ -264,3 +254,24 @@ def draft(
     _print_coverage(_coverage_of(result.rulebook, data, id_column))
     console.print(f"draft written to {shown(out)}: review every rule; `proofgym rules validate {shown(out)}` must "
                   "pass before it is used", highlight=False, soft_wrap=True)
+
+
+def drafting_inputs(model_url: str, data: Path, id_column: Optional[str]) -> tuple[str, Any]:
+    """What drafting a rulebook needs before asking a model (`rules draft`, `domain init --describe`): the model's
+    chat-completions URL and the CSV's inferred schema, with at least one fact; one error line (exit 1 for bad data)
+    otherwise."""
+    from proofgym.domains import CsvDataError, infer_schema
+    from proofgym.http import chat_completions_url
+
+    try:
+        url = chat_completions_url(model_url, name="--model-url")
+    except ValueError as exc:
+        fail(exc)
+    try:
+        schema = infer_schema(data, id_column=id_column)
+        schema.raise_for_problems()
+    except CsvDataError as exc:
+        fail(exc, code=1)
+    if not schema.facts:
+        fail(f"{data}: no column could be typed as a fact")
+    return url, schema
