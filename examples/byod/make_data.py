@@ -13,34 +13,34 @@ import csv
 import random
 from pathlib import Path
 
-COLUMNS = ["applicant_id", "age", "household_size", "monthly_income", "employment_status", "has_disability",
-           "months_in_county"]
+COLUMNS = ["applicant_id", "age", "income_pct_ami", "employment_status", "has_disability", "months_in_county"]
 STATUSES = ["employed", "unemployed", "retired", "student"]
 
 
 def row(rng: random.Random, i: int) -> list[object]:
     profile = i % 7  # one profile per rule, in turn, with noise
-    age = rng.randint(19, 64)
-    size = rng.randint(1, 6)
-    status = rng.choice(STATUSES[:2] + STATUSES[3:])
-    disability = False
+    status = rng.choice(STATUSES)
+    age = rng.randint(50, 59) if status == "retired" else rng.randint(18, 80)  # a retiree under 60, a worker over
+    income = rng.randint(30, 99)  # household income as a percent of the area median: the waitlist's band
+    disability = rng.random() < 0.15  # a deny reason comes first
     months = rng.randint(6, 240)
-    per_person = rng.uniform(1201, 2500)
     if profile == 0:
-        age = rng.randint(16, 17)
-        status = "student"
+        age, status = rng.randint(16, 17), rng.choice(["student", "employed"])
+        income = rng.randint(5, 180)
     elif profile == 1:
         months = rng.randint(0, 5)
+        income = rng.randint(5, 180)
     elif profile == 2:
-        per_person = rng.uniform(2501, 6000)
+        income = rng.randint(100, 180)
     elif profile == 3:
-        disability = True
+        disability, income = True, rng.randint(5, 99)
     elif profile == 4:
-        age, status, per_person = rng.randint(65, 90), "retired", rng.uniform(900, 1800)
+        age, status, disability = rng.randint(60, 90), "retired", False
     elif profile == 5:
-        per_person = rng.uniform(200, 1200)
-    income = round(per_person * size, 2)
-    return [f"A{i:04d}", age, size, income, status, "yes" if disability else "no", months]
+        income, disability = rng.randint(5, 29), False
+    else:
+        disability = False
+    return [f"A{i:04d}", age, income, status, "yes" if disability else "no", months]
 
 
 def main() -> None:

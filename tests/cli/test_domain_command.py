@@ -81,9 +81,9 @@ def test_the_example_end_to_end(tmp_path, records, registered):
 
 def test_bad_data_is_one_error_line_per_problem_and_nothing_is_written(tmp_path, records):
     rows = list(csv.reader(records.open(encoding="utf-8")))
-    rows[3][4] = "=CMD()"  # spreadsheet row 4, employment_status
+    rows[3][3] = "=CMD()"  # spreadsheet row 4, employment_status
     rows[7][1] = ""  # row 8, age
-    rows[9][3] = "lots"  # row 10, monthly_income
+    rows[9][2] = "lots"  # row 10, income_pct_ami
     with records.open("w", encoding="utf-8", newline="") as handle:
         csv.writer(handle).writerows(rows)
     result = init(tmp_path, records)
@@ -92,7 +92,7 @@ def test_bad_data_is_one_error_line_per_problem_and_nothing_is_written(tmp_path,
         f"error: {records}: row 4, column 'employment_status': '=CMD()' starts with '=', as a spreadsheet formula "
         f"does (formula injection); refused",
         f"error: {records}: row 8, column 'age': missing value (empty cell)",
-        f"error: {records}: row 10, column 'monthly_income': 'lots' is text, but the column's other 299 values are "
+        f"error: {records}: row 10, column 'income_pct_ami': 'lots' is text, but the column's other 299 values are "
         f"numbers (mixed types)",
     ]
     assert not (tmp_path / "housing").exists()
@@ -103,7 +103,7 @@ def test_a_column_named_like_a_rule_keyword_refuses_init(tmp_path, records):
     records.write_text(text, encoding="utf-8")
     result = init(tmp_path, records)
     assert result.exit_code == 1
-    assert result.stderr.splitlines() == [f"error: {records}: row 1, column 7 'when': the rulebook language uses "
+    assert result.stderr.splitlines() == [f"error: {records}: row 1, column 6 'when': the rulebook language uses "
                                           f"'when' as a keyword; rename the column, e.g. 'when_value'"]
 
 

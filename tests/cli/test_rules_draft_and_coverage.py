@@ -138,10 +138,10 @@ def test_the_example_domain_from_its_plain_english_policy_to_a_domain_folder(tmp
     subprocess.run([sys.executable, str(example / "make_data.py"), "--rows", "300", "--out", str(data)], check=True,
                    capture_output=True)
     rules = (example / "rules.yaml").read_text(encoding="utf-8")
-    misspelled = rules.replace("{fact: household_size}", "{fact: household}")
+    misspelled = rules.replace("{fact: age, op: \">=\", value: 60}", "{fact: age_years, op: \">=\", value: 60}")
     narrow = rules.replace(
-        'when: {fact: income_per_person, op: "<=", value: 2500}',
-        'when: {all: [{fact: income_per_person, op: "<=", value: 2500}, '
+        'when: {fact: income_pct_ami, op: "<", value: 100}',
+        'when: {all: [{fact: income_pct_ami, op: "<", value: 100}, '
         '{fact: employment_status, op: "==", value: employed}]}',
     ) + """  - name: approve_centenarian
     decide: approve
@@ -156,7 +156,7 @@ def test_the_example_domain_from_its_plain_english_policy_to_a_domain_folder(tmp
                                      "--model-url", model.url, "--out", str(out), "--name", "housing"])
     assert result.exit_code == 0, result.output
     output = lines(result.output)
-    assert "unknown fact 'household'" in output[1] and output[2] == "round 2: the kernel accepts the draft"
+    assert "unknown fact 'age_years'" in output[1] and output[2] == "round 2: the kernel accepts the draft"
     assert "! decision rule 'approve_centenarian' never fires on the 300 evaluated records" in output
     assert any(re.search(r"^! \d+ record\(s\) no decision rule applies to get the default 'deny'", line)
                for line in output)

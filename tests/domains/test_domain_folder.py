@@ -109,8 +109,8 @@ def test_near_duplicates_stay_on_one_side(tmp_path):
     for i, row in enumerate(body):  # a copy of every row under another id, spelled differently
         copy = list(row)
         copy[0] = f"B{i:04d}"
-        copy[3] = f" {row[3]}0"
-        copy[5] = row[5].upper()
+        copy[2] = f" {row[2]} "  # income_pct_ami
+        copy[4] = row[4].upper()  # has_disability
         extra.append(copy)
     with data.open("w", encoding="utf-8", newline="") as handle:
         csv.writer(handle).writerows([header, *body, *extra])
@@ -162,12 +162,12 @@ def test_a_rulebook_fact_the_csv_lacks_or_types_otherwise_is_one_line_each(tmp_p
 def test_a_record_the_kernel_cannot_decide_is_one_line(tmp_path):
     data = make_data(tmp_path, rows=20)
     with data.open("a", encoding="utf-8", newline="") as handle:
-        csv.writer(handle).writerow(["Z0001", 40, 25, 1000.0, "employed", "no", 12])  # household_size max is 20
+        csv.writer(handle).writerow(["Z0001", 40, 5000, "employed", "no", 12])  # income_pct_ami max 1,000
     with pytest.raises(CsvDataError) as info:
         init(tmp_path, data)
     assert len(info.value.problems) == 1
     assert info.value.problems[0].startswith(f"{data}: row 22: the rulebook certifies no decision: the fact gate "
-                                             f"refused household_size")
+                                             f"refused income_pct_ami")
     assert not (tmp_path / "housing").exists()
 
 
