@@ -243,12 +243,12 @@ class FolderDemoTask(DemoTask):
     (the facts restated, then the decision), gold from the rule kernel, rows of the folder's train split and the
     held-out rows of its held-out split (stratified by deciding rule by ``load_domain``), branch = deciding rule.
 
-    ``show_derived`` (off by default): the prompt also states the facts the rulebook derives from the record (the
-    housing example's ``income_per_person``, its monthly income divided by its household size), as the kernel
-    computes them; the answer still restates the input facts only. Measured on examples/byod (seed 0, 300 steps):
-    the same 74.5 % held-out either way, both per-person income branches at 0 %, and the certified share fell from
-    74.5 % to 54.9 % with them (the longer prompt's numbers leak into the restated facts). ``vary``: fill the
-    training rows with :meth:`variants`."""
+    ``show_derived`` (off by default): the prompt also states the facts the rulebook derives from the record (e.g. an
+    income per person, a monthly income divided by a household size), as the kernel computes them; the answer still
+    restates the input facts only. Measured on an earlier examples/byod whose rules read that income per person
+    (seed 0, 300 steps): the same 74.5 % held-out either way, both per-person income branches at 0 %, and the
+    certified share fell from 74.5 % to 54.9 % with them (the longer prompt's numbers leak into the restated facts).
+    ``vary``: fill the training rows with :meth:`variants`."""
 
     def __init__(self, domain: Domain, *, vary: bool = True, show_derived: bool = False) -> None:
         self.domain = domain
