@@ -224,6 +224,10 @@ def server_error(status: int = 503) -> Reply:
 
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"  # keep-alive, as a real model server
+    # TCP_NODELAY, as a real model server (uvicorn: asyncio sets it on every TCP transport). With Nagle's algorithm
+    # on, the body (written after the head) waited for the client's delayed ACK of the head: 40 ms a call on Linux,
+    # a fifth of the 200 ms latency the throughput benchmark models, and it was charged to the judge.
+    disable_nagle_algorithm = True
 
     def do_POST(self) -> None:  # noqa: N802 (the stdlib's name)
         raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
