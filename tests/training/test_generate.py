@@ -124,3 +124,41 @@ def test_token_level_sampling_refuses_what_it_cannot_sample(small_model):
             sample_token_ids(model, [[5, 6]], **{**ok, **kwargs})
     with pytest.raises(ValueError, match="every prompt needs at least one token"):
         sample_token_ids(model, [[5], []], **ok)
+
+
+def test_each_sample_draws_its_next_token_from_its_own_prefix(small_model):
+    # The samples of a prompt share one forward pass per distinct prefix: the second token's frequencies, among the
+    # samples that drew a given first token, follow the model's distribution after that token.
+    from proofgym.training import sample_token_ids
+
+    model, tokenizer = small_model
+    torch.manual_seed(0)
+    prompt = _token_ids(tokenizer, _prompts(1))
+    got = sample_token_ids(model, prompt, num_samples=6000, temperature=2.0, max_new_tokens=2,
+                           eos_ids=[tokenizer.eos_token_id], pad_id=tokenizer.pad_token_id, top_k=3)
+    firsts = [tokens[0] for tokens in got if len(tokens) == 2]
+    for first in sorted(set(firsts), key=firsts.count)[-2:]:  # the two commonest first tokens
+        seconds = [tokens[1] for tokens in got if len(tokens) == 2 and tokens[0] == first]
+        with torch.no_grad():
+            logits = model(input_ids=torch.tensor([prompt[0] + [first]])).logits[0, -1, :] / 2.0
+        top = torch.topk(logits, 3)
+        expected = torch.softmax(top.values, -1)
+        counts = torch.tensor([seconds.count(int(t)) for t in top.indices], dtype=torch.float)
+        assert int(counts.sum()) == len(seconds) >= 1000
+        assert torch.allclose(counts / len(seconds), expected, atol=0.05)
+
+
+def test_samples_that_agree_so_far_run_as_one_row(warm_model):
+    # With top_k=1 every sample of a prompt draws the same tokens: after the prompts' pass, each decoding step runs
+    # one row per prompt, not one per sample.
+    model, tokenizer = warm_model
+    batch_rows = []
+    hook = model.register_forward_pre_hook(lambda module, args, kwargs: batch_rows.append(kwargs["input_ids"].shape),
+                                           with_kwargs=True)
+    try:
+        gen = generate(model, tokenizer, _prompts(3), num_samples=8, max_new_tokens=12, top_k=1)
+    finally:
+        hook.remove()
+    assert gen.completion_ids.shape[0] == 24
+    assert batch_rows[0][0] == 3 and len(batch_rows) > 1
+    assert all(shape == (rows, 1) and rows <= 3 for shape in batch_rows[1:] for rows in [shape[0]])

@@ -184,6 +184,9 @@ def _decode(model: Any, ids: Any, mask: Any, *, num_samples: int, temperatures: 
 
     positions = (mask.cumsum(-1) - 1).clamp(min=0)
     head = model(input_ids=ids, attention_mask=mask, position_ids=positions, use_cache=True, logits_to_keep=1)
+    if temperatures is not None and num_samples > 1:
+        return _decode_shared(model, head, mask, num_samples=num_samples, temperatures=temperatures,
+                              max_new_tokens=max_new_tokens, eos_ids=eos_ids, pad_id=pad_id, top_k=top_k)
     cache = head.cache
     logits = head.logits[:, -1, :]
     attention = mask
@@ -220,6 +223,54 @@ def _decode(model: Any, ids: Any, mask: Any, *, num_samples: int, temperatures: 
                 temperatures = temperatures[running]
         attention = torch.cat([attention, attention.new_ones((attention.shape[0], 1))], dim=-1)
         step = model(input_ids=chosen.unsqueeze(-1), attention_mask=attention, position_ids=position, cache=cache,
+                     use_cache=True)
+        cache, logits, position = step.cache, step.logits[:, -1, :], position + 1
+    return out[:, :width]
+
+
+def _decode_shared(model: Any, head: Any, mask: Any, *, num_samples: int, temperatures: Any, max_new_tokens: int,
+                   eos_ids: list[int], pad_id: int, top_k: int | None) -> Any:
+    """:func:`_decode`'s sampling of ``num_samples`` rows per prompt, each distinct text run once.
+
+    The rows of one prompt that have drawn the same tokens so far hold the same keys, values and next-token
+    distribution: the model runs once per distinct prefix (a *node*) and every row draws its own next token from
+    its node's distribution, so each row is still an independent ancestral sample. A policy that restates the
+    prompt's facts before it decides has one or two distinct prefixes per prompt for most of the answer, not
+    ``num_samples``: the decoding steps run on a fraction of the rows. ``head`` is the prompts' forward pass (one
+    row per prompt); ``temperatures`` one per row, the same for the rows of a prompt.
+    """
+    import torch
+
+    cache, logits = head.cache, head.logits[:, -1, :]
+    prompts = logits.shape[0]
+    vocab = logits.shape[-1]
+    node_temperature = temperatures.reshape(prompts, num_samples, 1)[:, 0]
+    attention, position = mask, mask.sum(-1, keepdim=True)
+    row_node = torch.arange(prompts, device=mask.device).repeat_interleave(num_samples)  # each running row's node
+    rows = torch.arange(prompts * num_samples, device=mask.device)  # each running row's place in the output
+    out = torch.full((prompts * num_samples, max_new_tokens), pad_id, dtype=torch.long, device=mask.device)
+    eos = torch.tensor(eos_ids, device=mask.device)
+    width = 0
+    for t in range(max_new_tokens):
+        scores = logits.float() / node_temperature
+        if top_k is not None and top_k < vocab:
+            scores = scores.masked_fill(scores < torch.topk(scores, top_k).values[..., -1:], -math.inf)
+        chosen = torch.multinomial(torch.softmax(scores, dim=-1)[row_node], 1).squeeze(-1)
+        out[rows, t] = chosen
+        width = t + 1
+        running = ~torch.isin(chosen, eos)
+        if t == max_new_tokens - 1 or not bool(running.any()):
+            break
+        rows, chosen, row_node = rows[running], chosen[running], row_node[running]
+        # The next nodes: each distinct (node, token) drawn by a running row.
+        drawn, row_node = torch.unique(row_node * vocab + chosen, return_inverse=True)
+        parent, token = drawn // vocab, drawn % vocab
+        unchanged = torch.arange(parent.shape[0], device=parent.device)
+        if parent.shape[0] != logits.shape[0] or not bool((parent == unchanged).all()):
+            cache.batch_select_indices(parent)
+            attention, position, node_temperature = attention[parent], position[parent], node_temperature[parent]
+        attention = torch.cat([attention, attention.new_ones((attention.shape[0], 1))], dim=-1)
+        step = model(input_ids=token.unsqueeze(-1), attention_mask=attention, position_ids=position, cache=cache,
                      use_cache=True)
         cache, logits, position = step.cache, step.logits[:, -1, :], position + 1
     return out[:, :width]

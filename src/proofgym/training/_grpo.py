@@ -12,7 +12,7 @@ from __future__ import annotations
 import copy
 import math
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -276,12 +276,18 @@ class CompactGRPO:
                    "update_skipped": float(cfg.updates_per_generation)}
         if not any(not math.isnan(a) for group in kept for a in group[2]):
             return nothing
-        prompts = [p for group in kept for p in group[0]]
-        completions = [c for group in kept for c in group[1]]
-        advantages = [a for group in kept for a in group[2]]
+        # A group's samples repeat one another (late in training most of a group's 8 answers are the same text):
+        # each distinct (prompt, completion, temperature, advantage) row runs once, counted as often as it occurs.
+        # The loss and its gradient are those of the batch with every repeat written out.
+        rows = _distinct_rows((tuple(p), tuple(c), t, a) for group in kept
+                              for p, c, a, t in zip(group[0], group[1], group[2], group[3]))
+        prompts = [list(r[0]) for r in rows]
+        completions = [list(r[1]) for r in rows]
+        advantages = [r[3] for r in rows]
         pad = self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else 0
         batch = _batch(prompts, completions, pad, next(self.model.parameters()).device)
-        temperature = torch.tensor([t for group in kept for t in group[3]], device=batch["mask"].device)
+        temperature = torch.tensor([r[2] for r in rows], device=batch["mask"].device)
+        weights = torch.tensor([float(r[4]) for r in rows], device=batch["mask"].device)
         # A None reward (nan here) abstains: its tokens leave the loss entirely.
         scored = torch.tensor([not math.isnan(a) for a in advantages], device=batch["mask"].device)
         mask = batch["mask"] * scored.unsqueeze(-1).to(batch["mask"].dtype)
@@ -300,7 +306,7 @@ class CompactGRPO:
             if old_logp is None:  # the weights have not moved yet: this is the policy that sampled
                 old_logp = logp.detach()
             terms = clipped_loss(logp, old_logp, adv, mask, clip_eps=cfg.clip_eps, ref_logp=ref_logp,
-                                 kl_coef=cfg.beta)
+                                 kl_coef=cfg.beta, weights=weights)
             self.optimizer.zero_grad(set_to_none=True)
             (terms.loss * scale).backward()
             params = [p for p in self.model.parameters() if p.grad is not None]
@@ -390,6 +396,17 @@ def _batch(prompts: list[list[int]], completions: list[list[int]], pad: int, dev
     return {"prefix_ids": as_tensor(prefix_ids), "prefix_attention": as_tensor(prefix_attention),
             "row_prefix": as_tensor(row_prefix), "completion_ids": as_tensor(completion_ids),
             "mask": as_tensor(mask)}
+
+
+def _distinct_rows(rows: Iterable[tuple[tuple[int, ...], tuple[int, ...], float, float]],
+                   ) -> list[tuple[tuple[int, ...], tuple[int, ...], float, float, int]]:
+    """Each distinct (prompt, completion, temperature, advantage) row with how often it occurs (its last
+    element), in first-seen order; abstained rows' advantages (nan, which never equals itself) count as one."""
+    counts: dict[tuple[tuple[int, ...], tuple[int, ...], float, float | None], int] = {}
+    for prompt, completion, temperature, advantage in rows:
+        key = (prompt, completion, temperature, None if math.isnan(advantage) else advantage)
+        counts[key] = counts.get(key, 0) + 1
+    return [(p, c, t, math.nan if a is None else a, n) for (p, c, t, a), n in counts.items()]
 
 
 def _unpad(ids: Any, mask: Any) -> list[list[int]]:
