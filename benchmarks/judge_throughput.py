@@ -1,39 +1,55 @@
-"""How many trajectories per second can an LLM judge score? (naive client against proofgym's LLMJudge)
+"""How many trajectories per second can an LLM judge score, and how close do its calls in flight come to the ideal?
 
-A fake judge model (``tests/judges/_fake_judges.py``: a real OpenAI-compatible HTTP server on loopback) takes
-``--latency`` seconds per call (default 200 ms) whatever it is asked, and answers valid verdicts. Every trajectory
-is judged on a rubric of ``--criteria`` LLM criteria (default 4). Rows, in one run of this script:
+A fake judge model (``tests/judges/_fake_judges.py``: a real OpenAI-compatible HTTP server on loopback, in a process
+of its own as a model server is, so its threads do not share the judge's GIL) takes ``--latency`` seconds per call
+(default 200 ms) whatever it is asked, and answers valid verdicts. Every trajectory is judged on a rubric of
+``--criteria`` LLM criteria (default 4). Rows, in one run of this script:
 
-- naive: one call per criterion, one call at a time, no cache (what a loop over criteria with a chat client does);
+- naive: one call per criterion, one at a time, no cache (what a loop over criteria with a chat client does);
   measured over the first ``--naive-trajectories`` trajectories (it is strictly sequential, so its rate does not
   depend on how many it is given, and the full step would take minutes);
-- proofgym, distinct: :class:`~proofgym.judges.LLMJudge`, all criteria in one call, ``--concurrency`` calls in
-  flight, a cold cache, every trajectory distinct (no repetition to exploit);
+- proofgym, 1 in flight: :class:`~proofgym.judges.LLMJudge`, all criteria in one call, one call at a time (the
+  sequential loop the calls in flight are measured against), over the first ``--sequential-trajectories``;
+- proofgym, distinct: the same with ``--concurrency`` calls in flight, a cold cache, every trajectory distinct;
 - proofgym, GRPO repetition: the same, on a step of ``--trajectories`` trajectories in groups of ``--group-size``
   where ``--repeat-share`` of the groups hold only ``--variants`` distinct completions (a group of an easy prompt
-  whose completions agree), judged once each by in-batch de-duplication.
+  whose completions agree), judged once each by in-batch de-duplication;
+- bare client: the distinct row's requests sent by a bare asyncio HTTP/1.1 client (no httpx, no judge, nothing
+  parsed but the JSON), ``--concurrency`` in flight: what this machine and the fake server allow.
 
-Each figure is the median of ``--repeats`` runs (each proofgym run with a fresh judge: a cold cache). Printed:
-trajectories per second, calls the model received, wall seconds, and the speed-up over naive. Target: >= 20x at
-16 calls in flight.
+Each figure is the median of ``--repeats`` runs (each proofgym run with a fresh judge: a cold cache). Printed per
+row: trajectories per second, calls the model received, wall seconds, CPU-seconds of this process (the server's are
+its own process's), the ideal wall time (``ceil(calls / in flight) * latency``: the model's latency and nothing
+else) and the share of it reached, and the speed-up over naive. Then: the calls in flight against the sequential
+loop (ideal: ``--concurrency`` x), and the most calls the server had in flight at once. ``--split`` adds where the
+time went, from the server's record of each request (when it was read and answered, on which connection): the
+start-up before the first request, the server's own time beyond the latency, the turnaround between an answer and
+the next request on a connection (response transit, parsing, the next question, request transit) and the tail after
+the last answer. Targets: >= 20x over naive; the calls in flight as close to the ideal as the bare client gets.
 
-    python benchmarks/judge_throughput.py [--repeats 3] [--latency 0.2] [--concurrency 16] [--trajectories 64]
+    python benchmarks/judge_throughput.py [--repeats 3] [--latency 0.2] [--concurrency 16] [--trajectories 64] [--split]
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
+import json
+import math
 import statistics
 import sys
 import time
+from collections import defaultdict
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
+from urllib.parse import urlsplit
 
 import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
-from judges._fake_judges import FakeJudgeServer, Latency  # noqa: E402  (the fake judge model the tests use)
+from judges._fake_judges import FakeJudgeProcess, Latency  # noqa: E402  (the fake judge model the tests use)
 
 from proofgym.judges import Criterion, JudgeItem, LLMJudge, Rubric  # noqa: E402
 from proofgym.judges._prompt import build_messages  # noqa: E402
@@ -61,33 +77,116 @@ def step(args: argparse.Namespace, run: int, repeat_share: float) -> list[JudgeI
     return items
 
 
-def naive(server: FakeJudgeServer, items: list[JudgeItem]) -> tuple[float, int]:
-    """One POST per criterion, one at a time: seconds taken and calls made."""
-    calls = server.calls
-    started = time.perf_counter()
-    with httpx.Client(base_url=server.base_url, timeout=60) as client:
-        for item in items:
-            for criterion in item.rubric.criteria:
-                response = client.post("/chat/completions", json={
-                    "model": "judge", "temperature": 0.0, "messages": build_messages(item, [criterion])})
-                response.raise_for_status()
-    return time.perf_counter() - started, server.calls - calls
+@dataclass
+class Run:
+    """One timed run: wall and CPU seconds, the calls the model received, the most in flight at once, and the
+    server's record of each request (connection, read, answered) with the run's start and end on the same clock."""
+
+    wall_s: float
+    cpu_s: float
+    calls: int
+    in_flight: int
+    timeline: list[tuple[int, float, float | None]]
+    started: float
+    ended: float
 
 
-def proofgym(server: FakeJudgeServer, items: list[JudgeItem], concurrency: int) -> tuple[float, int]:
-    """A fresh LLMJudge over the whole step: seconds taken and calls made."""
-    calls = server.calls
+def timed(server: FakeJudgeProcess, work: Callable[[], None]) -> Run:
+    server.reset()
+    cpu, started, wall = time.process_time(), time.monotonic(), time.perf_counter()
+    work()
+    wall, cpu, ended = time.perf_counter() - wall, time.process_time() - cpu, time.monotonic()
+    return Run(wall, cpu, server.calls, server.max_in_flight, server.timeline(), started, ended)
+
+
+def naive(server: FakeJudgeProcess, items: list[JudgeItem]) -> Run:
+    """One POST per criterion, one at a time."""
+    def work() -> None:
+        with httpx.Client(base_url=server.base_url, timeout=60) as client:
+            for item in items:
+                for criterion in item.rubric.criteria:
+                    response = client.post("/chat/completions", json={
+                        "model": "judge", "temperature": 0.0, "messages": build_messages(item, [criterion])})
+                    response.raise_for_status()
+    return timed(server, work)
+
+
+def proofgym(server: FakeJudgeProcess, items: list[JudgeItem], concurrency: int) -> Run:
+    """A fresh LLMJudge over the whole step (its construction is not timed)."""
     judge = LLMJudge(server.base_url, "judge", runtime=RuntimeConfig(max_concurrency=concurrency, timeout_s=60))
+    verdicts = []
     try:
-        started = time.perf_counter()
-        verdicts = judge.judge_sync(items)
-        seconds = time.perf_counter() - started
+        run = timed(server, lambda: verdicts.extend(judge.judge_sync(items)))
     finally:
         judge.close()
     invalid = [v.reason for v in verdicts if not v.valid]
     if invalid:
         raise SystemExit(f"the judge gave {len(invalid)} invalid verdicts, e.g. {invalid[0]}")
-    return seconds, server.calls - calls
+    return run
+
+
+def bare(server: FakeJudgeProcess, items: list[JudgeItem], concurrency: int) -> Run:
+    """The same questions as the judge asks, POSTed by a bare asyncio HTTP/1.1 client, ``concurrency`` at a time."""
+    bodies = [json.dumps({"model": "judge", "temperature": 0.0, "messages": build_messages(item, item.rubric.criteria)})
+              .encode() for item in items]
+    parts = urlsplit(server.url)
+
+    async def worker(queue: list[bytes]) -> None:
+        reader, writer = await asyncio.open_connection(parts.hostname, parts.port)
+        try:
+            while queue:
+                body = queue.pop()
+                writer.write(b"POST /v1/chat/completions HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\n"
+                             b"Content-Length: %d\r\n\r\n%s" % (parts.netloc.encode(), len(body), body))
+                head = await reader.readuntil(b"\r\n\r\n")
+                size = next(int(line.split(b":")[1]) for line in head.split(b"\r\n")
+                            if line.lower().startswith(b"content-length:"))
+                answer = json.loads(await reader.readexactly(size))
+                if not head.startswith(b"HTTP/1.1 200") or "choices" not in answer:
+                    raise SystemExit(f"the bare client got {head.splitlines()[0]!r}")
+        finally:
+            writer.close()
+
+    async def main() -> None:
+        queue = list(reversed(bodies))
+        await asyncio.gather(*(worker(queue) for _ in range(min(concurrency, len(bodies)))))
+
+    return timed(server, lambda: asyncio.run(main()))
+
+
+def split(run: Run, latency: float) -> str:
+    """Where ``run``'s wall time went, from the server's record (see the module docstring)."""
+    done = [(c, r, a) for c, r, a in run.timeline if a is not None]
+    if not done:
+        return "  (no request was answered)"
+    by_connection: dict[int, list[tuple[float, float]]] = defaultdict(list)
+    for connection, received, answered in sorted(done, key=lambda entry: entry[1]):
+        by_connection[connection].append((received, answered))
+    gaps = [later[0] - earlier[1] for calls in by_connection.values() for earlier, later in zip(calls, calls[1:])]
+    server = [answered - received - latency for _, received, answered in done]
+    last = max(by_connection.values(), key=lambda calls: calls[-1][1])  # the connection that answered last
+    startup = min(received for _, received, _ in done) - run.started
+    ms = 1000.0
+    lines = [
+        f"  start-up (call -> first request read): {startup * ms:6.1f} ms",
+        f"  server beyond the latency: median {statistics.median(server) * ms:.1f} ms, max {max(server) * ms:.1f} ms",
+        "  turnaround on a connection (answer written -> next request read): "
+        + (f"median {statistics.median(gaps) * ms:.1f} ms, max {max(gaps) * ms:.1f} ms over {len(gaps)}"
+           if gaps else "none (one call per connection)"),
+        f"  tail (last answer written -> returned): {(run.ended - max(a for _, _, a in done)) * ms:6.1f} ms",
+        f"  the connection answering last: {len(last)} calls; start-up {(last[0][0] - run.started) * ms:.1f} ms + "
+        f"latency {len(last) * latency * ms:.0f} ms + server {sum(a - r - latency for r, a in last) * ms:.1f} ms + "
+        f"turnarounds {sum(b[0] - a[1] for a, b in zip(last, last[1:])) * ms:.1f} ms + tail "
+        f"{(run.ended - last[-1][1]) * ms:.1f} ms = {(run.ended - run.started) * ms:.1f} ms wall",
+        f"  connections: {len(by_connection)}; CPU of this process per call: "
+        f"{run.cpu_s / max(1, len(done)) * ms:.2f} ms",
+    ]
+    return "\n".join(lines)
+
+
+def median_run(runs: list[Run]) -> Run:
+    """The run of median wall time (the lower middle of an even count), for a coherent split."""
+    return sorted(runs, key=lambda run: run.wall_s)[(len(runs) - 1) // 2]
 
 
 def main() -> None:
@@ -100,40 +199,71 @@ def main() -> None:
     parser.add_argument("--repeat-share", type=float, default=0.5, help="share of groups with repeated completions")
     parser.add_argument("--variants", type=int, default=2, help="distinct completions in a repeating group")
     parser.add_argument("--naive-trajectories", type=int, default=4, help="trajectories the naive row judges")
+    parser.add_argument("--sequential-trajectories", type=int, default=8,
+                        help="trajectories the 1-in-flight row judges")
     parser.add_argument("--repeats", type=int, default=3, help="runs per row (the median is printed)")
+    parser.add_argument("--split", action="store_true", help="print where the time went (see the docstring)")
     args = parser.parse_args()
     if args.trajectories % args.group_size:
         parser.error("--trajectories must be a multiple of --group-size")
+    for name in ("latency", "concurrency", "trajectories", "repeats", "naive_trajectories", "sequential_trajectories"):
+        if getattr(args, name) <= 0:
+            parser.error(f"--{name.replace('_', '-')} must be positive, got {getattr(args, name)}")
 
-    with FakeJudgeServer(Latency(rubric(args.criteria), delay_s=args.latency)) as server:
-        rows: list[tuple[str, int, Callable[[int], tuple[float, int]]]] = [
-            ("naive: a call per criterion, one at a time", args.naive_trajectories,
+    conc = args.concurrency
+    with FakeJudgeProcess(Latency, rubric(args.criteria), args.latency) as server:
+        rows: list[tuple[str, int, int, Callable[[int], Run]]] = [  # label, trajectories, in flight, one run
+            ("naive: a call per criterion, one at a time", args.naive_trajectories, 1,
              lambda r: naive(server, step(args, r, 0.0)[:args.naive_trajectories])),
-            (f"proofgym: one call, {args.concurrency} in flight, distinct", args.trajectories,
-             lambda r: proofgym(server, step(args, r, 0.0), args.concurrency)),
-            (f"proofgym: + GRPO repetition {args.repeat_share:.0%} of groups", args.trajectories,
-             lambda r: proofgym(server, step(args, r, args.repeat_share), args.concurrency)),
+            ("proofgym: one call, 1 in flight", args.sequential_trajectories, 1,
+             lambda r: proofgym(server, step(args, r, 0.0)[:args.sequential_trajectories], 1)),
+            (f"proofgym: one call, {conc} in flight, distinct", args.trajectories, conc,
+             lambda r: proofgym(server, step(args, r, 0.0), conc)),
+            (f"proofgym: + GRPO repetition {args.repeat_share:.0%} of groups", args.trajectories, conc,
+             lambda r: proofgym(server, step(args, r, args.repeat_share), conc)),
+            (f"bare asyncio client, {conc} in flight, distinct", args.trajectories, conc,
+             lambda r: bare(server, step(args, r, 0.0), conc)),
         ]
         distinct = len({i.candidate for i in step(args, 0, args.repeat_share)})
         print(f"{args.criteria} LLM criteria per trajectory; {args.latency * 1000:.0f} ms per judge call; "
               f"step: {args.trajectories} trajectories in groups of {args.group_size} ({distinct} distinct with "
-              f"repetition); median of {args.repeats} runs\n")
-        header = f"{'row':<50} {'trajectories':>12} {'traj/s':>8} {'calls':>6} {'wall s':>7} {'speed-up':>9}"
+              f"repetition); median of {args.repeats} runs; the fake judge server in its own process\n")
+        header = (f"{'row':<50} {'traj':>5} {'traj/s':>7} {'calls':>6} {'wall s':>7} {'CPU-s':>6} {'ideal s':>7} "
+                  f"{'of ideal':>8} {'speed-up':>8}")
         print(header)
         print("-" * len(header))
-        rates = []
-        for index, (label, count, run) in enumerate(rows):
-            results = [run(index * 1000 + r) for r in range(args.repeats)]
-            seconds = statistics.median(s for s, _ in results)
-            calls = results[-1][1]
-            rates.append(count / seconds)
-            print(f"{label:<50} {count:>12} {rates[-1]:>8.2f} {calls:>6} {seconds:>7.2f} "
-                  f"{rates[-1] / rates[0]:>8.1f}x")
-        print(f"\nspeed-up over naive: {rates[2] / rates[0]:.1f}x with GRPO repetition (target >= 20x), "
-              f"{rates[1] / rates[0]:.1f}x without; most calls in flight at once: {server.max_in_flight}")
-        ideal = 1 / (args.criteria * args.latency)  # naive with no HTTP or client overhead at all
-        print(f"against an overhead-free naive client ({ideal:.2f} traj/s): {rates[2] / ideal:.1f}x with repetition, "
-              f"{rates[1] / ideal:.1f}x without")
+        rates, medians, ideals = [], [], []
+        for index, (label, count, in_flight, run) in enumerate(rows):
+            runs = [run(index * 1000 + r) for r in range(args.repeats)]
+            wall = statistics.median(r.wall_s for r in runs)
+            cpu = statistics.median(r.cpu_s for r in runs)
+            calls = runs[-1].calls
+            ideal = math.ceil(calls / in_flight) * args.latency
+            rates.append(count / wall)
+            medians.append(median_run(runs))
+            ideals.append(ideal)
+            print(f"{label:<50} {count:>5} {rates[-1]:>7.2f} {calls:>6} {wall:>7.3f} {cpu:>6.3f} {ideal:>7.2f} "
+                  f"{ideal / wall:>8.0%} {rates[-1] / rates[0]:>7.1f}x")
+
+        naive_rate, sequential, distinct_rate, repeated, floor = rates
+        ideal_gain = min(conc, medians[2].calls)
+        print(f"\n{conc} in flight against 1 in flight (both proofgym, distinct): {distinct_rate / sequential:.1f}x "
+              f"(ideal {ideal_gain}x: {distinct_rate / sequential / ideal_gain:.0%} of it)")
+        print(f"{conc} in flight against the ideal wall ({ideals[2]:.2f} s): proofgym "
+              f"{ideals[2] / medians[2].wall_s:.0%}, the bare client {ideals[4] / medians[4].wall_s:.0%} (what this "
+              f"machine and server allow: {floor / distinct_rate:.2f}x proofgym's rate); most calls in flight at "
+              f"once: {max(r.in_flight for r in medians[2:4])}")
+        print(f"speed-up over naive: {repeated / naive_rate:.1f}x with GRPO repetition (target >= 20x), "
+              f"{distinct_rate / naive_rate:.1f}x without")
+        overhead_free = 1 / (args.criteria * args.latency)  # naive with no HTTP or client overhead at all
+        print(f"against an overhead-free naive client ({overhead_free:.2f} traj/s): "
+              f"{repeated / overhead_free:.1f}x with repetition, {distinct_rate / overhead_free:.1f}x without")
+        if args.split:
+            for label, index in (("proofgym, 1 in flight", 1), ("proofgym, distinct", 2), ("bare client", 4)):
+                print(f"\nwhere the time went, {label} (its median run, {medians[index].calls} calls, "
+                      f"{medians[index].in_flight} in flight at most):")
+                print(split(medians[index], args.latency))
+    sys.stdout.flush()
 
 
 if __name__ == "__main__":

@@ -173,10 +173,127 @@ def test_close_from_another_thread_closes_the_client_on_its_loop(server):
     thread.start()
     try:
         answer = asyncio.run_coroutine_threadsafe(client.complete({"model": "m", "messages": []}), loop).result(10)
-        inner = client._client
+        lanes = list(client._lanes)
         client.close()
-        assert answer.error is None and inner is not None and inner.is_closed
+        assert answer.error is None and lanes and all(lane.is_closed for lane in lanes)
     finally:
         loop.call_soon_threadsafe(loop.stop)
         thread.join(5)
         loop.close()
+
+
+# -- connections: one per request in flight, kept alive; nothing made again per request ------------------------------
+
+class _CountingServer:
+    """A stdlib HTTP/1.1 server on loopback answering every POST with a completion, once ``parties`` requests are
+    in it together (a barrier: the requests were in flight at once); it records the connection of each request."""
+
+    def __init__(self, parties: int = 1) -> None:
+        import json
+        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+        self.connections: list[int] = []
+        barrier = threading.Barrier(parties, timeout=20)
+        body = json.dumps(payload("openai_tool_call_compile")).encode()
+        owner = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+            disable_nagle_algorithm = True
+
+            def do_POST(self) -> None:  # noqa: N802
+                self.rfile.read(int(self.headers["Content-Length"]))
+                owner.connections.append(self.client_address[1])
+                barrier.wait()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._server.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self._server.server_address[1]}/v1/chat/completions"
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+
+    def __enter__(self) -> _CountingServer:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+
+def test_requests_in_flight_each_hold_a_connection_kept_alive_for_the_next():
+    async def rounds(client: ChatClient, width: int, count: int) -> list:
+        try:
+            return [await asyncio.gather(*(client.send({"model": "m", "messages": []}) for _ in range(width)))
+                    for _ in range(count)]
+        finally:
+            await client.aclose()
+
+    with _CountingServer(parties=4) as server:
+        answers = asyncio.run(rounds(ChatClient(server.url, retry=NO_RETRIES), 4, 3))
+    assert all(a.ok for round_ in answers for a in round_)
+    assert len(server.connections) == 12 and len(set(server.connections)) == 4
+    with _CountingServer() as server:
+        answers = asyncio.run(rounds(ChatClient(server.url, retry=NO_RETRIES), 1, 5))
+    assert all(a.ok for round_ in answers for a in round_) and len(set(server.connections)) == 1
+
+
+def test_a_request_imports_nothing(monkeypatch):
+    """Nothing is looked for on sys.path per request: httpcore imports sniffio at each lock it sets up, and without
+    it installed (the serve extra lists it) each failed import searched the whole path again."""
+    import sys
+
+    class Recorder:
+        def __init__(self) -> None:
+            self.asked: list[str] = []
+
+        def find_spec(self, name: str, path: object = None, target: object = None) -> None:
+            self.asked.append(name)
+            return None
+
+    async def main(client: ChatClient, recorder: Recorder) -> list:
+        try:
+            await asyncio.gather(*(client.send({"model": "m", "messages": []}) for _ in range(2)))  # imports httpx
+            monkeypatch.setattr(sys, "meta_path", [recorder, *sys.meta_path])
+            return await asyncio.gather(*(client.send({"model": "m", "messages": []}) for _ in range(2)))
+        finally:
+            await client.aclose()
+
+    recorder = Recorder()
+    with _CountingServer(parties=2) as server:
+        answers = asyncio.run(main(ChatClient(server.url, retry=NO_RETRIES), recorder))
+    assert all(a.ok for a in answers) and recorder.asked == []
+
+
+def test_every_client_shares_one_tls_context(monkeypatch):
+    """Making a TLS context reads the CA bundle (tens of ms on the client's loop): it is made once a process."""
+    import httpx
+
+    from proofgym.http._chat_client import default_tls_context
+
+    made = []
+    real = httpx.create_ssl_context
+    monkeypatch.setattr(httpx, "create_ssl_context", lambda *a, **k: made.append(1) or real(*a, **k))
+    default_tls_context.cache_clear()
+    try:
+        with _CountingServer(parties=3) as server:
+            for _ in range(2):  # two clients, each on a loop of its own, three requests in flight each
+                client = ChatClient(server.url, retry=NO_RETRIES)
+
+                async def main(client: ChatClient = client) -> list:
+                    try:
+                        return await asyncio.gather(*(client.send({"model": "m", "messages": []}) for _ in range(3)))
+                    finally:
+                        await client.aclose()
+
+                assert all(a.ok for a in asyncio.run(main()))
+        assert len(made) == 1
+    finally:
+        default_tls_context.cache_clear()

@@ -9,12 +9,15 @@ thread) whose answer to each request is a pluggable *behaviour*, a function of t
   the corpus does fool it. ``echo=True`` writes the candidate's text into its reasoning before its real verdict,
   ``lines=True`` gives that verdict in the ``<id>: <score>`` line form;
 - :class:`Latency`: sleeps a fixed time per call and answers valid verdicts;
+- :class:`Gate`: answers valid verdicts only once a given number of requests are in the server at once;
 - :class:`Scripted`: replays scripted replies (malformed content, a 429 with ``Retry-After``, a 5xx), then falls
   back to another behaviour;
 - :class:`InTurn`: answers the n-th call with the n-th of several behaviours (the last one answering the rest).
 
-In-process judges for the panel tests (:class:`StaticJudge`, :class:`RaisingJudge`) are here too. The benchmark
-imports this module with ``tests/`` on ``sys.path``, so it imports nothing from the test packages.
+:class:`FakeJudgeProcess` runs the server in a child process of its own, as a real model server is (its threads do
+not share the judge's GIL): the throughput benchmark's. In-process judges for the panel tests (:class:`StaticJudge`,
+:class:`RaisingJudge`) are here too. The benchmark imports this module with ``tests/`` on ``sys.path``, so it imports
+nothing from the test packages.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from __future__ import annotations
 import asyncio
 import html
 import json
+import multiprocessing
 import re
 import threading
 import time
@@ -176,6 +180,24 @@ class Latency:
         return Reply(completion(verdicts(scores, "Looks right.")), delay_s=self.delay_s)
 
 
+class Gate:
+    """A judge that holds each request until ``parties`` are held at once (a :class:`threading.Barrier`), then answers
+    them all with valid verdicts (as :class:`Latency` does, without the sleep). A client that does not have
+    ``parties`` calls in flight within ``timeout_s`` gets 500s from then on (the barrier stays broken). A count, not a
+    timing."""
+
+    def __init__(self, rubric: Rubric, parties: int, timeout_s: float = 20.0) -> None:
+        self.answer = Latency(rubric, delay_s=0.0)
+        self.barrier = threading.Barrier(parties, timeout=timeout_s)
+
+    def __call__(self, body: Mapping[str, Any]) -> Reply:
+        try:
+            self.barrier.wait()
+        except threading.BrokenBarrierError:
+            return Reply({"error": {"message": f"fewer than {self.barrier.parties} calls came at once"}}, 500)
+        return self.answer(body)
+
+
 class Scripted:
     """Replays ``replies`` one per call, then answers with ``then`` (a 500 when there is none)."""
 
@@ -231,7 +253,9 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_POST(self) -> None:  # noqa: N802 (the stdlib's name)
         raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
-        reply = self.server.fake._answer(self.path, dict(self.headers), raw)  # type: ignore[attr-defined]
+        received = Received(self.path, dict(self.headers), None, connection=self.client_address[1],
+                            received_s=time.monotonic())
+        reply = self.server.fake._answer(received, raw)  # type: ignore[attr-defined]
         data = (reply.text if reply.text is not None else json.dumps(reply.body)).encode()
         self.send_response(reply.status)
         self.send_header("Content-Type", "application/json")
@@ -240,6 +264,7 @@ class _Handler(BaseHTTPRequestHandler):
             self.send_header(key, value)
         self.end_headers()
         self.wfile.write(data)
+        received.answered_s = time.monotonic()
 
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
         pass
@@ -252,15 +277,22 @@ class _Server(ThreadingHTTPServer):
 
 @dataclass
 class Received:
+    """One request: its path, headers and body, the connection it came on (the client's port), when it was read
+    (``time.monotonic()``, one clock for every process of the machine) and when its answer was written."""
+
     path: str
     headers: dict[str, str]
     body: Any
+    connection: int = 0
+    received_s: float = 0.0
+    answered_s: float | None = None
 
 
 class FakeJudgeServer:
     """An OpenAI-compatible server on a free loopback port answering each POST with ``behaviour(body)``.
     ``base_url`` ends in ``/v1``. It records every request, counts calls and the most requests in flight at once.
-    Also a context manager."""
+    Its handler threads (one per connection) sleep a reply's delay without holding the GIL, so it answers any number
+    of requests at once. Also a context manager."""
 
     def __init__(self, behaviour: Behaviour) -> None:
         self.behaviour = behaviour
@@ -277,13 +309,14 @@ class FakeJudgeServer:
         self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05},
                                         daemon=True)
 
-    def _answer(self, path: str, headers: dict[str, str], raw: bytes) -> Reply:
+    def _answer(self, received: Received, raw: bytes) -> Reply:
         try:
             body = json.loads(raw)
         except ValueError:
             body = raw.decode("utf-8", "replace")
+        received.body = body
         with self._lock:
-            self.requests.append(Received(path, headers, body))
+            self.requests.append(received)
             self.calls += 1
             self.in_flight += 1
             self.max_in_flight = max(self.max_in_flight, self.in_flight)
@@ -321,6 +354,79 @@ class FakeJudgeServer:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+
+class FakeJudgeProcess:
+    """A :class:`FakeJudgeServer` answering with ``behaviour(*args)`` in a child process (spawned: the behaviour and
+    its arguments are pickled, and built there). ``calls``, ``max_in_flight``, :meth:`timeline` and :meth:`reset` ask
+    the child. Also a context manager."""
+
+    def __init__(self, behaviour: Callable[..., Behaviour], *args: Any) -> None:
+        context = multiprocessing.get_context("spawn")
+        self._pipe, child = context.Pipe()
+        self._lock = threading.Lock()
+        self._process = context.Process(target=_serve_in_child, args=(child, behaviour, args), daemon=True,
+                                        name="fake-judge-server")
+        self.base_url = self.url = ""
+
+    def _ask(self, what: str) -> Any:
+        with self._lock:
+            self._pipe.send(what)
+            if not self._pipe.poll(30):
+                raise RuntimeError(f"the fake judge server's process did not answer {what!r} within 30 s")
+            return self._pipe.recv()
+
+    @property
+    def calls(self) -> int:
+        return int(self._ask("calls"))
+
+    @property
+    def max_in_flight(self) -> int:
+        return int(self._ask("max_in_flight"))
+
+    def timeline(self) -> list[tuple[int, float, float | None]]:
+        """``(connection, received_s, answered_s)`` of every request since the last :meth:`reset`."""
+        return list(self._ask("timeline"))
+
+    def reset(self) -> None:
+        self._ask("reset")
+
+    def start(self) -> FakeJudgeProcess:
+        self._process.start()
+        if not self._pipe.poll(60):
+            raise RuntimeError("the fake judge server's process did not start within 60 s")
+        self.url = self._pipe.recv()
+        self.base_url = self.url + "/v1"
+        return self
+
+    def stop(self) -> None:
+        if self._process.is_alive():
+            self._ask("stop")
+        self._process.join(timeout=10)
+
+    def __enter__(self) -> FakeJudgeProcess:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+def _serve_in_child(pipe: Any, behaviour: Callable[..., Behaviour], args: tuple[Any, ...]) -> None:
+    with FakeJudgeServer(behaviour(*args)) as server:
+        pipe.send(server.url)
+        while True:
+            what = pipe.recv()
+            if what == "stop":
+                pipe.send(None)
+                return
+            if what == "timeline":
+                with server._lock:
+                    pipe.send([(r.connection, r.received_s, r.answered_s) for r in server.requests])
+            elif what == "reset":
+                server.reset()
+                pipe.send(None)
+            else:
+                pipe.send(getattr(server, what))
 
 
 # -- in-process judges -----------------------------------------------------------------------------------------------
