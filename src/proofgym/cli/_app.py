@@ -126,4 +126,9 @@ def _print_summary(items: list[ScoredItem], counts: Counter[str], metrics: dict[
 
 
 def main() -> None:
+    # Before any command imports torch (OpenMP reads its wait policy once): every command that runs torch (train,
+    # eval, serve-model, the task app train starts, the demo) then has waiting threads sleep instead of spin.
+    from proofgym.training import prefer_passive_waiting
+
+    prefer_passive_waiting()
     app()

@@ -68,6 +68,7 @@ def test_unknown_key_is_named(section, key):
     ({"evaluation": {"stop_at": 1.5}}, "evaluation.stop_at"),
     ({"training": {"lr_warmup_iterations": -1}}, "training.lr_warmup_iterations"),
     ({"training": {"overlap_rollouts": "yes please"}}, "training.overlap_rollouts"),
+    ({"training": {"cpu_threads": 0}}, "training.cpu_threads"),
 ])
 def test_bad_values_are_named(sections, where):
     with pytest.raises(ConfigError) as error:

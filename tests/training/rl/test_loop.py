@@ -4,6 +4,7 @@ judged blends, the update on the recorded ids, checkpoints and resume."""
 from __future__ import annotations
 
 import csv
+import json
 
 import pytest
 
@@ -79,6 +80,16 @@ def test_outputs_metrics_curve_checkpoint(run):
     assert any(n.startswith("held-out success before") for n in notes)
 
 
+def test_the_summary_splits_the_run_into_phases(run):
+    output, result, _ = run
+    summary = json.loads(result.summary.read_text())
+    phases = summary["phases_s"]
+    assert {"setup", "warmup", "rollout", "judge", "update", "sync", "evaluation", "checkpoint"} <= phases.keys()
+    assert all(seconds >= 0 for seconds in phases.values())
+    assert phases["warmup"] > 0 and phases["update"] > 0 and phases["evaluation"] > 0
+    assert sum(phases.values()) <= summary["wall_s"]  # the phases are disjoint stretches of the run
+
+
 def test_weights_are_synced_every_interval(run):
     output, result, _ = run
     rows = list(csv.DictReader(result.metrics_csv.open()))
@@ -115,11 +126,21 @@ def test_the_kl_reference_is_the_starting_policy_and_survives_a_resume(tmp_path)
 def test_overlapped_rollouts_are_one_update_old_and_no_seed_is_lost(tmp_path):
     """With ``training.overlap_rollouts`` the next batch is collected during the update, by the weights before it
     (staleness 1, never more); without it every batch is sampled by the weights just synced."""
+    import torch
+
     rows = {}
+    threads = torch.get_num_threads()
     for overlap in (False, True):
         output = tmp_path / f"overlap-{overlap}"
-        result = RLTrainer(tiny_config(output, training={"iterations_per_epoch": 3,
-                                                          "overlap_rollouts": overlap})).run()
+        # overlapped as the tiny config ships: one torch thread for the update, one for the served policy
+        trainer = RLTrainer(tiny_config(output, training={"iterations_per_epoch": 3, "overlap_rollouts": overlap,
+                                                          "cpu_threads": 1 if overlap else None}))
+        try:
+            result = trainer.run()
+            if overlap:
+                assert torch.get_num_threads() == 1 and trainer.server.backend.threads == 1
+        finally:
+            torch.set_num_threads(threads)
         rows[overlap] = list(csv.DictReader(result.metrics_csv.open()))
         assert [int(r["served_version"]) for r in rows[overlap]] == [1, 2, 3]
         assert all(int(r["valid"]) + int(r["invalid"]) == 4 for r in rows[overlap])

@@ -194,7 +194,8 @@ class RLTrainingSection(_Strict):
     beta), ``overlap_rollouts`` (collect the next batch while this one trains: rollouts are then one update older,
     within the staleness bound of :mod:`proofgym.training.rl._policy`), ``lr_warmup_iterations`` (the learning
     rate rises linearly to ``learning_rate`` over the first iterations: a fresh Adam's first steps move every weight
-    by about the learning rate), ``checkpoint_every``, ``output_dir``,
+    by about the learning rate), ``cpu_threads`` (torch's CPU threads for the update and for the served policy's
+    decoding, each; default: torch's own choice), ``checkpoint_every``, ``output_dir``,
     ``max_grad_norm``, ``request_timeout_s``."""
 
     num_epochs: int = Field(1, ge=1)
@@ -203,6 +204,7 @@ class RLTrainingSection(_Strict):
     updates_per_batch: int = Field(1, ge=1, le=64)
     kl_coef: float = Field(0.0, ge=0, le=10)
     overlap_rollouts: bool = False
+    cpu_threads: int | None = Field(None, ge=1, le=1024)
     lr_warmup_iterations: int = Field(0, ge=0, le=100_000)
     max_accumulated_minibatch: int = Field(1, ge=1)
     max_turns: int | None = Field(None, ge=1, le=1000)

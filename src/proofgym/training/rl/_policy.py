@@ -95,16 +95,18 @@ def build_policy_models(name: str, *, trainer_mode: str, lora: Any, seed: int, c
 
 class PolicyServer:
     """``serve-model``'s app over the served copy, in a background thread, on ``host`` (loopback by default; the
-    address a Ray cluster's rollout actors reach it on otherwise) and a free port."""
+    address a Ray cluster's rollout actors reach it on otherwise) and a free port; ``threads``: torch's CPU
+    threads for its decoding (default: torch's own choice)."""
 
     def __init__(self, models: PolicyModels, *, max_batch_size: int = 16, max_tokens_limit: int = 256,
-                 host: str = "127.0.0.1") -> None:
+                 host: str = "127.0.0.1", threads: int | None = None) -> None:
         from proofgym.http import BackgroundServer
         from proofgym.model_server import GenerationBackend, LoadedModel, create_model_app
 
         self.models = models
         self.backend = GenerationBackend(LoadedModel(models.served, models.tokenizer, models.name,
-                                                     models.context_length), max_batch_size=max_batch_size)
+                                                     models.context_length), max_batch_size=max_batch_size,
+                                          threads=threads)
         app = create_model_app(self.backend, max_tokens_limit=max_tokens_limit)
         self._server = BackgroundServer(app, host=host, lifespan="off", name="proofgym-rl-policy-server")
         self.port = self._server.port

@@ -7,7 +7,8 @@ blended per the config's weights); a rollout that failed, could not be resolved 
 group, and a group with fewer than 2 valid rollouts is skipped (both counted; past ``max_error_share`` of invalid
 rollouts the run aborts). Advantages are group-normalised per trajectory (GRPO; GSPO's ratio is the sequence's),
 or per decision when step rewards are on. Each turn is trained as the server sampled it: its recorded prompt ids
-and completion ids, the loss on the completion ids only.
+and completion ids, the loss on the completion ids only; turns with the same prompt ids share its forward pass.
+With ``training.overlap_rollouts`` the next batch is collected while this one trains (one update stale).
 """
 
 from __future__ import annotations
@@ -31,12 +32,11 @@ import torch
 from proofgym.config import TINY_MODEL
 from proofgym.judges import RubricScorer, RubricSet, TrajectoryScore, resolve_rubric_set, rubric_set_from_data
 from proofgym.training.rl._config import RLConfig
+from proofgym.training._grpo import shared_prompt_logprobs
 from proofgym.training._policy_gradient import (
     MICROBATCH_TOKENS,
     clipped_loss,
     group_advantages,
-    microbatches,
-    selected_logprobs,
 )
 from proofgym.training.rl._credit import Turn, decision_values, sampled_turns
 from proofgym.training.rl._heldout import Evaluation, OracleGold, goal_streak, read_evaluation, success
@@ -102,15 +102,26 @@ class RLTrainer:
         self._pending: concurrent.futures.Future[list[Rollout]] | None = None  # the next batch, during this update
         self._ahead = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="proofgym-rl-next-batch")
         self._pending_version = 0  # the served weights that collect it
+        # seconds spent in each phase of the run (summary.json's phases_s): setup, warmup, rollout (waiting for a
+        # batch), judge, update, sync, evaluation (confirmations included), checkpoint
+        self.phases: dict[str, float] = {}
 
     def note(self, line: str) -> None:
         self.notes.append(line)
         self.on_note(line)
 
+    def _spent(self, phase: str, since: float) -> float:
+        """Add the seconds since ``since`` to ``phase``; returns them."""
+        seconds = time.perf_counter() - since
+        self.phases[phase] = self.phases.get(phase, 0.0) + seconds
+        return seconds
+
     # -- services ------------------------------------------------------------------------------------------
 
     def _start(self) -> None:
         config = self.config
+        if config.training.cpu_threads is not None:
+            torch.set_num_threads(config.training.cpu_threads)  # the update's; the policy server sets its own
         self.output_dir.mkdir(parents=True, exist_ok=True)
         self._open_run()
         for line in config.machine_notes():
@@ -147,7 +158,8 @@ class RLTrainer:
         if config.model.name == TINY_MODEL and config.model.trainer_mode == "lora":
             self.note("model.trainer_mode lora: proofgym:tiny trains fully (no LoRA for a 2 M-parameter model)")
         host = compute.policy_host if compute is not None and compute.on_ray else "127.0.0.1"
-        self.server = PolicyServer(self.models, max_tokens_limit=self._max_tokens(), host=host).start()
+        self.server = PolicyServer(self.models, max_tokens_limit=self._max_tokens(), host=host,
+                                   threads=config.training.cpu_threads).start()
         if host != "127.0.0.1":
             self.note(f"the policy is served on {self.server.url} for the Ray actors"
                       + ("" if self.server.loopback else ", without a key: keep that network private"))
@@ -275,9 +287,12 @@ class RLTrainer:
 
     def _train(self, result: RunResult, *, dry_run: bool, iterations: int | None, started: float) -> None:
         self._start()
+        self._spent("setup", started)
         result.run_id = self.run_id
         if self.config.model.name == TINY_MODEL and not dry_run:
+            warming = time.perf_counter()
             self._warmup()  # an update: a dry run makes none
+            self._spent("warmup", warming)
         resumed = self._resume()
         self._freeze_reference()
         if dry_run:
@@ -377,7 +392,7 @@ class RLTrainer:
             "last_evaluation": last.to_dict() if last else None,
             "confirmation": confirmation.to_dict() if confirmation else None,
             "rollouts": self.total, "invalid": self.invalid, "updates_skipped": self.updates_skipped,
-            "wall_s": round(wall_s, 3)}
+            "wall_s": round(wall_s, 3), "phases_s": {key: round(value, 3) for key, value in self.phases.items()}}
         if dry_run:
             summary["dry_run"] = result.dry_run
         else:
@@ -558,14 +573,14 @@ class RLTrainer:
         sampled_version = self._pending_version if pending is not None else self.server.version
         rollouts = pending.result() if pending is not None else self._runner.run(self._collect(self._batch_seeds()))
         self._cursor_trained = self._seed_cursor
-        rollout_s = time.perf_counter() - started
+        rollout_s = self._spent("rollout", started)
         if total is not None and self._overlapping(total):
             seeds = self._batch_seeds()
             self._pending_version = self.server.version
             self._pending = self._ahead.submit(asyncio.run, self._collect(seeds))  # its own event loop
         judged = time.perf_counter()
         scores = self._judge(rollouts)
-        judge_s = time.perf_counter() - judged
+        judge_s = self._spent("judge", judged)
         self._store(rollouts)
         groups: dict[int, list[tuple[Rollout, float, list[Turn]]]] = {}
         invalid = 0
@@ -596,16 +611,17 @@ class RLTrainer:
                 flat += 1
         updated = time.perf_counter()
         loss = self._update(train_turns) if train_turns else None
-        update_s = time.perf_counter() - updated
+        update_s = self._spent("update", updated)
         self.iteration += 1
         overlap_wait_s = 0.0
         if self._pending is not None:  # the next batch ends on the weights it started with: no sync mid-rollout
             waited = time.perf_counter()
             concurrent.futures.wait([self._pending])
-            overlap_wait_s = time.perf_counter() - waited
+            overlap_wait_s = self._spent("overlap_wait", waited)
         sync_s = 0.0
         if self.iteration % config.training.weight_sync_interval == 0 and config.training.weight_sync.enable:
             sync_s = self.server.sync(self.iteration)
+            self.phases["sync"] = self.phases.get("sync", 0.0) + sync_s
         row = self.metrics.log(self.iteration, reward=_mean(rewards), success=_mean(successes),
                                valid=len(rollouts) - invalid, invalid=invalid, skipped_groups=skipped,
                                flat_groups=flat, turns=len(train_turns), loss=loss,
@@ -678,11 +694,13 @@ class RLTrainer:
     def _evaluate(self, when: str, seeds: list[int] | None = None) -> Evaluation:
         """A held-out evaluation (greedy) on ``seeds`` (default: the first ``evaluation.instances`` of
         ``evaluation.seeds``), noted with its split by gold decision."""
+        started = time.perf_counter()
         seeds = seeds or self.config.evaluation.seeds[:self.config.evaluation.instances]
         rollouts = self._runner.run(self._collect(seeds, greedy=True))
         self._store(rollouts)
         evaluation = read_evaluation(when, seeds, rollouts, self._gold)
         self.evaluations.append(evaluation)
+        self._spent("evaluation", started)
         self.note(evaluation.line())
         return evaluation
 
@@ -699,6 +717,7 @@ class RLTrainer:
     # -- checkpoints ---------------------------------------------------------------------------------------
 
     def _checkpoint(self) -> Path:
+        started = time.perf_counter()
         folder = self.output_dir / "checkpoint"
         folder.mkdir(parents=True, exist_ok=True)
         torch.save(self.models.trainer.state_dict(), folder / "model.pt.tmp")
@@ -715,6 +734,7 @@ class RLTrainer:
         (folder / "state.json.tmp").write_text(json.dumps(state, default=float), encoding="utf-8")
         (folder / "state.json.tmp").replace(folder / "state.json")
         self.metrics.write_csv(self.output_dir / "metrics.csv")
+        self._spent("checkpoint", started)
         return folder
 
     def _checked_state(self) -> dict[str, Any] | None:
@@ -771,44 +791,62 @@ def _episode_turns(env: Any, seed: int, rng: random.Random) -> list[tuple[list[d
     return turns
 
 
-def _batch(turns: list[Turn], pad_id: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """Right-padded ``ids``, ``attention`` and ``completion`` masks over prompt + completion ids as recorded."""
-    width = max(len(t.prompt_ids) + len(t.completion_ids) for t in turns)
+def _completions(turns: list[Turn], pad_id: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """``[B, T]`` right-padded completion ids of ``turns`` (``T`` the longest) and their mask."""
+    width = max(len(t.completion_ids) for t in turns)
     ids = torch.full((len(turns), width), pad_id, dtype=torch.long)
-    attention = torch.zeros((len(turns), width), dtype=torch.long)
-    completion = torch.zeros((len(turns), width), dtype=torch.bool)
+    mask = torch.zeros((len(turns), width), dtype=torch.bool)
     for row, turn in enumerate(turns):
-        sequence = list(turn.prompt_ids) + list(turn.completion_ids)
-        ids[row, :len(sequence)] = torch.tensor(sequence)
-        attention[row, :len(sequence)] = 1
-        completion[row, len(turn.prompt_ids):len(sequence)] = True
-    return ids, attention, completion
+        ids[row, :len(turn.completion_ids)] = torch.tensor(turn.completion_ids)
+        mask[row, :len(turn.completion_ids)] = True
+    return ids, mask
 
 
 def token_logprobs(model: Any, turns: list[Turn], pad_id: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """Log-probabilities of every completion token under ``model``; also the batch ids and the completion mask
-    (shifted: position ``j`` scores token ``j + 1``)."""
-    ids, attention, completion = _batch(turns, pad_id)
-    device = next(model.parameters()).device
-    ids, attention, completion = ids.to(device), attention.to(device), completion.to(device)
-    targets = ids[:, 1:]
-    logprobs = selected_logprobs(model(input_ids=ids, attention_mask=attention).logits[:, :-1], targets)
-    return logprobs, targets, completion[:, 1:]
+    """``[B, T]`` log-probabilities of every completion token of ``turns`` under ``model`` (``T`` the longest
+    completion), with the completion ids and their mask. Turns with the same prompt ids (a group's rollouts that
+    asked the same so far: most of a batch once the policy settles) share one forward pass of it, its keys and
+    values handed to each completion (:func:`~proofgym.training.shared_prompt_logprobs`: the same computation as
+    one pass per turn, the gradient of a shared prompt summed over its turns)."""
+    ids, mask = _completions(turns, pad_id)
+    logprobs = shared_prompt_logprobs(model, [t.prompt_ids for t in turns], [t.completion_ids for t in turns],
+                                      pad_id=pad_id)
+    device = logprobs.device
+    return logprobs, ids.to(device), mask.to(device)
 
 
 def trained_ids(turns: list[Turn], pad_id: int) -> list[list[int]]:
     """The ids the loss covers, per turn (what a token-exactness test compares with the sampled ids)."""
-    ids, _, completion = _batch(turns, pad_id)
-    targets, mask = ids[:, 1:], completion[:, 1:]  # the same shift as token_logprobs
-    return [targets[row][mask[row]].tolist() for row in range(len(turns))]
+    ids, mask = _completions(turns, pad_id)
+    return [ids[row][mask[row]].tolist() for row in range(len(turns))]
 
 
 def turn_microbatches(turns: list[Turn], *, parts: int = 1, tokens: int | None = None) -> list[list[Turn]]:
-    """``turns`` split into at least ``parts`` length-bucketed microbatches of at most ``tokens`` padded tokens
-    (default :data:`MICROBATCH_TOKENS`) by prompt + completion length (see
-    :func:`~proofgym.training.microbatches`)."""
-    return microbatches(turns, lambda t: len(t.prompt_ids) + len(t.completion_ids), parts=parts,
-                        tokens=tokens or MICROBATCH_TOKENS)
+    """``turns`` split into at least ``parts`` microbatches of at most ``tokens`` padded tokens each (default
+    :data:`MICROBATCH_TOKENS`), counted as :func:`token_logprobs` runs them: each distinct prompt once at the
+    longest prompt's width, each completion at the longest completion's. Turns with the same prompt go together
+    (they share its forward pass) and prompts of similar lengths too (padding costs compute); a microbatch is cut
+    where the next turn would pass the budget or past its share of ``parts``."""
+    tokens = tokens or MICROBATCH_TOKENS
+    by_prompt: dict[tuple[int, ...], list[Turn]] = {}
+    for turn in turns:
+        by_prompt.setdefault(turn.prompt_ids, []).append(turn)
+    share = -(-len(turns) // max(parts, 1)) if turns else 1
+    chunks: list[list[Turn]] = []
+    prompts: set[tuple[int, ...]] = set()
+    prompt_width = completion_width = 0
+    for group in sorted(by_prompt.values(), key=lambda g: len(g[0].prompt_ids)):
+        for turn in group:
+            wide = max(prompt_width, len(turn.prompt_ids))
+            long = max(completion_width, len(turn.completion_ids))
+            distinct = len(prompts) + (turn.prompt_ids not in prompts)
+            if not chunks or len(chunks[-1]) >= share or distinct * wide + (len(chunks[-1]) + 1) * long > tokens:
+                chunks.append([])
+                prompts, wide, long = set(), len(turn.prompt_ids), len(turn.completion_ids)
+            chunks[-1].append(turn)
+            prompts.add(turn.prompt_ids)
+            prompt_width, completion_width = wide, long
+    return chunks
 
 
 def policy_loss(model: Any, turns: list[Turn], pad_id: int, *, clip_eps: float, sequence_ratio: bool,
