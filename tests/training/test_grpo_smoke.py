@@ -210,15 +210,25 @@ def test_rows_sharing_a_prompt_get_the_log_probabilities_and_gradients_of_rows_r
     from proofgym.training._grpo import _batch, completion_logprobs
 
     model, tokenizer = warm_model
-    prompts = [[1, 5, 6], [1, 5, 6], [1, 7], [1, 5, 6], [1, 7]]
-    completions = [[8, 9, 10], [11], [10, 12], [8, 13, 14, 15], [9]]
+    # rows 0 and 5 and rows 2 and 6 are the same text (a repeated sample), at different temperatures for 0 / 5
+    prompts = [[1, 5, 6], [1, 5, 6], [1, 7], [1, 5, 6], [1, 7], [1, 5, 6], [1, 7]]
+    completions = [[8, 9, 10], [11], [10, 12], [8, 13, 14, 15], [9], [8, 9, 10], [10, 12]]
+    temperatures = [1.0, 2.0, 1.0, 1.0, 0.5, 2.0, 1.0]
     batch = _batch(prompts, completions, tokenizer.pad_token_id, "cpu")
-    assert batch["prefix_ids"].shape[0] == 2 and batch["row_prefix"].tolist() == [0, 0, 1, 0, 1]
-    joint = completion_logprobs(model, batch, torch.tensor([1.0, 2.0, 1.0, 1.0, 0.5]))
+    assert batch["prefix_ids"].shape[0] == 2 and batch["pair_prefix"].tolist() == [0, 0, 1, 0, 1]
+    assert batch["row_pair"].tolist() == [0, 1, 2, 3, 4, 0, 2] and batch["completion_ids"].shape[0] == 7
+    rows_run = []
+    hook = model.register_forward_pre_hook(lambda module, args, kwargs: rows_run.append(kwargs["input_ids"].shape[0]),
+                                           with_kwargs=True)
+    try:
+        joint = completion_logprobs(model, batch, torch.tensor(temperatures))
+    finally:
+        hook.remove()
+    assert rows_run == [2, 5]  # the distinct prompts, then the distinct (prompt, completion) pairs
     total = (joint * batch["mask"]).sum()
     joint_grads = torch.autograd.grad(total, list(model.parameters()))
     alone_total = 0.0
-    for i, (p, c, t) in enumerate(zip(prompts, completions, [1.0, 2.0, 1.0, 1.0, 0.5])):
+    for i, (p, c, t) in enumerate(zip(prompts, completions, temperatures)):
         alone = completion_logprobs(model, _batch([p], [c], tokenizer.pad_token_id, "cpu"), t)
         assert torch.allclose(alone[0], joint[i, :len(c)], atol=1e-5)
         alone_total = alone_total + alone.sum()
@@ -286,45 +296,3 @@ def test_shared_prompt_logprobs_refuses_mismatched_or_empty_input(small_model):
     logps, entropies = shared_prompt_logprobs(model, [[5, 6], [5, 6]], [[7, 8], [9, 10]], pad_id=0, entropy=True)
     assert logps.shape == entropies.shape == (2, 2) and bool((logps <= 0).all()) and bool((entropies >= 0).all())
 
-
-def test_an_update_on_distinct_rows_with_their_counts_moves_the_weights_as_the_written_out_batch(warm_model):
-    from proofgym.training._grpo import _distinct_rows
-
-    model, tokenizer = warm_model
-    state = {k: v.clone() for k, v in model.state_dict().items()}
-    prompts = [[1, 5, 6]] * 4 + [[1, 7]] * 4
-    completions = [[8, 9], [8, 9], [8, 9], [10]] + [[11, 12, 13], [11, 12, 13], [9], [9]]
-    advantages = [-0.5, -0.5, -0.5, 1.5, 1.0, 1.0, -1.0, -1.0]
-    kept = [(prompts[:4], completions[:4], advantages[:4], [1.0] * 4),
-            (prompts[4:], completions[4:], advantages[4:], [2.0] * 4)]
-    assert list(_distinct_rows((tuple(p), tuple(c), t, a) for g in kept
-                               for p, c, a, t in zip(g[0], g[1], g[2], g[3]))) == [
-        ((1, 5, 6), (8, 9), 1.0, -0.5, 3), ((1, 5, 6), (10,), 1.0, 1.5, 1), ((1, 7), (11, 12, 13), 2.0, 1.0, 2),
-        ((1, 7), (9,), 2.0, -1.0, 2)]
-    config = CompactGRPOConfig(prompts_per_step=2, group_size=4, warmup_steps=0, beta=0.05, learning_rate=1e-2)
-    after = []
-    for distinct in (True, False):
-        model.load_state_dict(state)
-        loop = CompactGRPO(model, tokenizer, demo_run_config().reward_function(), demo_rows(0, 8), config=config)
-        # plain SGD: the step is the gradient itself (Adam's first steps are about its sign, which rounding flips
-        # for the gradient's near-zero entries)
-        loop.optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
-        if not distinct:  # every row its own key: the batch written out
-            import proofgym.training._grpo as grpo
-            original = grpo._distinct_rows
-            grpo._distinct_rows = lambda rows: [(*r, 1) for r in rows]  # noqa: E731
-            try:
-                losses = loop._update([(p, c, a, t) for p, c, a, t in kept])
-            finally:
-                grpo._distinct_rows = original
-        else:
-            losses = loop._update(kept)
-        loop.reward_fn.close()
-        after.append(({k: v.clone() for k, v in model.state_dict().items()}, losses))
-    model.load_state_dict(state)
-    (moved, m1), (written, m2) = after
-    assert any(not torch.equal(moved[k], state[k]) for k in state)
-    for key in state:
-        assert torch.allclose(moved[key], written[key], atol=1e-5, rtol=1e-4), key
-    for name in ("loss", "kl", "clip_fraction", "grad_norm"):
-        assert m1[name] == pytest.approx(m2[name], rel=1e-4, abs=1e-6), name

@@ -261,32 +261,3 @@ def test_microbatch_losses_add_up_to_the_batch_loss_and_gradient(level):
         summed += float(part.loss.detach())
     assert summed == pytest.approx(float(whole.loss.detach()), abs=1e-6)
     assert torch.allclose(split_logp.grad, whole_logp.grad, atol=1e-6)
-
-
-@pytest.mark.parametrize("ratio_level", ["token", "sequence"])
-def test_row_weights_give_the_loss_and_gradient_of_the_batch_with_every_repeat_written_out(ratio_level):
-    torch.manual_seed(0)
-    logp = torch.randn(3, 4, requires_grad=True)
-    old = (logp + 0.3 * torch.randn(3, 4)).detach()
-    ref = (logp + 0.2 * torch.randn(3, 4)).detach()
-    mask = torch.tensor([[1, 1, 1, 0], [1, 1, 0, 0], [1, 1, 1, 1]])
-    advantages = torch.tensor([0.7, -1.2, 0.4])
-    counts = [3, 1, 2]
-    weighted = clipped_loss(logp, old, advantages, mask, clip_eps=0.2, ratio_level=ratio_level, ref_logp=ref,
-                            kl_coef=0.1, weights=torch.tensor([float(c) for c in counts]))
-    (weighted_grad,) = torch.autograd.grad(weighted.loss, logp)
-    rows = [i for i, c in enumerate(counts) for _ in range(c)]
-    written = clipped_loss(logp[rows], old[rows], advantages[rows], mask[rows], clip_eps=0.2,
-                           ratio_level=ratio_level, ref_logp=ref[rows], kl_coef=0.1)
-    (written_grad,) = torch.autograd.grad(written.loss, logp)
-    assert torch.allclose(weighted.loss, written.loss, atol=1e-6)
-    assert torch.allclose(weighted_grad, written_grad, atol=1e-6)
-    assert float(weighted.kl) == pytest.approx(float(written.kl), abs=1e-6)
-    assert float(weighted.clip_fraction) == pytest.approx(float(written.clip_fraction), abs=1e-6)
-
-
-def test_weights_of_one_are_the_unweighted_loss():
-    logp, old, mask, advantages = _example()
-    plain = clipped_loss(logp, old, advantages, mask, clip_eps=0.2)
-    ones = clipped_loss(logp, old, advantages, mask, clip_eps=0.2, weights=torch.ones(2))
-    assert float(ones.loss.detach()) == pytest.approx(float(plain.loss.detach()), abs=1e-7)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import copy
 import math
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -276,18 +276,12 @@ class CompactGRPO:
                    "update_skipped": float(cfg.updates_per_generation)}
         if not any(not math.isnan(a) for group in kept for a in group[2]):
             return nothing
-        # A group's samples repeat one another (late in training most of a group's 8 answers are the same text):
-        # each distinct (prompt, completion, temperature, advantage) row runs once, counted as often as it occurs.
-        # The loss and its gradient are those of the batch with every repeat written out.
-        rows = _distinct_rows((tuple(p), tuple(c), t, a) for group in kept
-                              for p, c, a, t in zip(group[0], group[1], group[2], group[3]))
-        prompts = [list(r[0]) for r in rows]
-        completions = [list(r[1]) for r in rows]
-        advantages = [r[3] for r in rows]
+        prompts = [p for group in kept for p in group[0]]
+        completions = [c for group in kept for c in group[1]]
+        advantages = [a for group in kept for a in group[2]]
         pad = self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else 0
         batch = _batch(prompts, completions, pad, next(self.model.parameters()).device)
-        temperature = torch.tensor([r[2] for r in rows], device=batch["mask"].device)
-        weights = torch.tensor([float(r[4]) for r in rows], device=batch["mask"].device)
+        temperature = torch.tensor([t for group in kept for t in group[3]], device=batch["mask"].device)
         # A None reward (nan here) abstains: its tokens leave the loss entirely.
         scored = torch.tensor([not math.isnan(a) for a in advantages], device=batch["mask"].device)
         mask = batch["mask"] * scored.unsqueeze(-1).to(batch["mask"].dtype)
@@ -306,7 +300,7 @@ class CompactGRPO:
             if old_logp is None:  # the weights have not moved yet: this is the policy that sampled
                 old_logp = logp.detach()
             terms = clipped_loss(logp, old_logp, adv, mask, clip_eps=cfg.clip_eps, ref_logp=ref_logp,
-                                 kl_coef=cfg.beta, weights=weights)
+                                 kl_coef=cfg.beta)
             self.optimizer.zero_grad(set_to_none=True)
             (terms.loss * scale).backward()
             params = [p for p in self.model.parameters() if p.grad is not None]
@@ -355,58 +349,56 @@ def completion_logprobs(model: Any, batch: Mapping[str, Any], temperature: Any =
     """
     import torch
 
-    prefix, prefix_attention, row_prefix = batch["prefix_ids"], batch["prefix_attention"], batch["row_prefix"]
-    completion_ids = batch["completion_ids"]
+    prefix, prefix_attention = batch["prefix_ids"], batch["prefix_attention"]
+    pair_prefix, pair_completion, row_pair = batch["pair_prefix"], batch["pair_completion_ids"], batch["row_pair"]
     prefix_positions = (prefix_attention.cumsum(-1) - 1).clamp(min=0)
     head = model(input_ids=prefix, attention_mask=prefix_attention, position_ids=prefix_positions,
                  use_cache=True, logits_to_keep=1)
-    first = head.logits[row_prefix, -1:, :]  # predicts each row's first completion token
-    if completion_ids.shape[1] > 1:
+    first = head.logits[pair_prefix, -1:, :]  # predicts each distinct row's first completion token
+    if pair_completion.shape[1] > 1:
         cache = head.cache
-        cache.batch_select_indices(row_prefix)  # every row gets its prompt's keys and values (autograd-tracked)
-        inputs = completion_ids[:, :-1]
+        cache.batch_select_indices(pair_prefix)  # every row gets its prompt's keys and values (autograd-tracked)
+        inputs = pair_completion[:, :-1]
         # Right padding of a completion comes after its tokens, which a causal model never lets them see.
-        attention = torch.cat([prefix_attention[row_prefix], torch.ones_like(inputs)], dim=-1)
-        start = prefix_attention.sum(-1)[row_prefix].unsqueeze(-1)
+        attention = torch.cat([prefix_attention[pair_prefix], torch.ones_like(inputs)], dim=-1)
+        start = prefix_attention.sum(-1)[pair_prefix].unsqueeze(-1)
         positions = start + torch.arange(inputs.shape[1], device=inputs.device).unsqueeze(0)
         rest = model(input_ids=inputs, attention_mask=attention, position_ids=positions, cache=cache,
                      use_cache=False).logits
         logits = torch.cat([first, rest], dim=1)
     else:
         logits = first
-    return selected_logprobs(logits, completion_ids, temperature, entropy=entropy)
+    # Every row takes its distinct row's logits (a repeat's gradient adds up in them, as over written-out rows).
+    return selected_logprobs(logits[row_pair], batch["completion_ids"], temperature, entropy=entropy)
 
 
 def _batch(prompts: list[list[int]], completions: list[list[int]], pad: int, device: Any) -> dict[str, Any]:
-    """The rows' distinct prompts left-padded with ``pad`` (``prefix_ids`` / ``prefix_attention``, ``row_prefix``
-    naming each row's), and the completions right-padded (``completion_ids``, ``mask``)."""
+    """The model's input for the rows ``(prompts[i], completions[i])``, each distinct prompt and each distinct
+    (prompt, completion) pair once: the distinct prompts left-padded with ``pad`` (``prefix_ids`` /
+    ``prefix_attention``), the distinct pairs' completions right-padded (``pair_completion_ids``) with their
+    prompt's index (``pair_prefix``), each row's pair (``row_pair``), and the rows' own completions right-padded
+    (``completion_ids``, ``mask``). A GRPO group's samples often repeat one another: late in the demo's training 8
+    samples hold two or three distinct answers."""
     import torch
 
     distinct: dict[tuple[int, ...], int] = {}
-    row_prefix = [distinct.setdefault(tuple(p), len(distinct)) for p in prompts]
+    pairs: dict[tuple[tuple[int, ...], tuple[int, ...]], int] = {}
+    row_pair = [pairs.setdefault((tuple(p), tuple(c)), len(pairs)) for p, c in zip(prompts, completions)]
+    pair_prefix = [distinct.setdefault(p, len(distinct)) for p, _ in pairs]
     p_width = max(len(p) for p in distinct)
     c_width = max(1, max(len(c) for c in completions))
     prefix_ids = [[pad] * (p_width - len(p)) + list(p) for p in distinct]
     prefix_attention = [[0] * (p_width - len(p)) + [1] * len(p) for p in distinct]
-    completion_ids = [c + [pad] * (c_width - len(c)) for c in completions]
+    pair_completion_ids = [list(c) + [pad] * (c_width - len(c)) for _, c in pairs]
+    completion_ids = [list(c) + [pad] * (c_width - len(c)) for c in completions]
     mask = [[1] * len(c) + [0] * (c_width - len(c)) for c in completions]
+
     def as_tensor(rows: list[Any]) -> Any:
         return torch.tensor(rows, dtype=torch.long, device=device)
 
     return {"prefix_ids": as_tensor(prefix_ids), "prefix_attention": as_tensor(prefix_attention),
-            "row_prefix": as_tensor(row_prefix), "completion_ids": as_tensor(completion_ids),
-            "mask": as_tensor(mask)}
-
-
-def _distinct_rows(rows: Iterable[tuple[tuple[int, ...], tuple[int, ...], float, float]],
-                   ) -> list[tuple[tuple[int, ...], tuple[int, ...], float, float, int]]:
-    """Each distinct (prompt, completion, temperature, advantage) row with how often it occurs (its last
-    element), in first-seen order; abstained rows' advantages (nan, which never equals itself) count as one."""
-    counts: dict[tuple[tuple[int, ...], tuple[int, ...], float, float | None], int] = {}
-    for prompt, completion, temperature, advantage in rows:
-        key = (prompt, completion, temperature, None if math.isnan(advantage) else advantage)
-        counts[key] = counts.get(key, 0) + 1
-    return [(p, c, t, math.nan if a is None else a, n) for (p, c, t, a), n in counts.items()]
+            "pair_prefix": as_tensor(pair_prefix), "pair_completion_ids": as_tensor(pair_completion_ids),
+            "row_pair": as_tensor(row_pair), "completion_ids": as_tensor(completion_ids), "mask": as_tensor(mask)}
 
 
 def _unpad(ids: Any, mask: Any) -> list[list[int]]:

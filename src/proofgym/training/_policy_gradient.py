@@ -83,7 +83,7 @@ class LossTerms(NamedTuple):
 
 def clipped_loss(logp: Any, old_logp: Any, advantages: Any, mask: Any, *, clip_eps: float,
                  ratio_level: RatioLevel = "token", ref_logp: Any = None, kl_coef: float = 0.0,
-                 total: float | None = None, weights: Any = None) -> LossTerms:
+                 total: float | None = None) -> LossTerms:
     """The clipped policy-gradient objective ``-min(ratio * A, clip(ratio, 1 - eps, 1 + eps) * A)``.
 
     ``logp`` and ``old_logp`` are ``[B, T]`` log-probabilities of the sampled tokens under the policy being
@@ -98,9 +98,6 @@ def clipped_loss(logp: Any, old_logp: Any, advantages: Any, mask: Any, *, clip_e
     With ``ref_logp`` (the reference's log-probabilities of the same tokens) the mean k3 KL is measured, and with
     ``kl_coef > 0`` each masked token adds ``kl_coef`` times its k3 (in a sequence's loss: the mean of its tokens').
     ``total`` lets microbatches add up to a batch: give each the whole batch's token (or row) count.
-    ``weights`` (``[B]``, default all 1) counts each row that many times, in the loss and in every mean: a batch
-    of distinct rows with their multiplicities gives the loss (and gradient) of the batch with every repeat
-    written out, for a fraction of the forward and backward passes (GRPO groups repeat completions often).
     """
     import torch
 
@@ -111,15 +108,13 @@ def clipped_loss(logp: Any, old_logp: Any, advantages: Any, mask: Any, *, clip_e
     if ratio_level not in ("token", "sequence"):
         raise ValueError(f"ratio_level must be 'token' or 'sequence', got {ratio_level!r}")
     maskf = mask.to(logp.dtype)
-    row_weight = None if weights is None else weights.to(logp.dtype).unsqueeze(-1)  # [B, 1]
-    counted = maskf if row_weight is None else maskf * row_weight  # each token as often as its row counts
-    tokens = counted.sum().clamp(min=1)
+    tokens = maskf.sum().clamp(min=1)
     adv = advantages.to(logp.dtype).unsqueeze(-1)
     kl = torch.zeros_like(logp)
     kl_mean = torch.zeros((), dtype=logp.dtype, device=logp.device)
     if ref_logp is not None:
         k3 = kl_k3(logp * maskf, ref_logp * maskf)
-        kl_mean = ((k3 * counted).sum() / tokens).detach()
+        kl_mean = ((k3 * maskf).sum() / tokens).detach()
         if kl_coef > 0:
             kl = kl_coef * k3 * maskf
     delta = (logp - old_logp) * maskf
@@ -128,18 +123,14 @@ def clipped_loss(logp: Any, old_logp: Any, advantages: Any, mask: Any, *, clip_e
         ratio = torch.exp(delta.sum(-1, keepdim=True) / lengths)
         clipped = torch.clamp(ratio, 1 - clip_eps, 1 + clip_eps)
         per_row = -torch.min(ratio * adv, clipped * adv).squeeze(-1) + kl.sum(-1) / maskf.sum(-1).clamp(min=1)
-        was_clipped = ((ratio - clipped).abs() > 0).to(logp.dtype).squeeze(-1)
-        if row_weight is None:
-            loss = per_row.sum() / total if total else per_row.mean()
-            return LossTerms(loss, kl_mean, was_clipped.mean().detach())
-        w = row_weight.squeeze(-1)
-        loss = (per_row * w).sum() / (total if total else w.sum().clamp(min=1))
-        return LossTerms(loss, kl_mean, ((was_clipped * w).sum() / w.sum().clamp(min=1)).detach())
+        loss = per_row.sum() / total if total else per_row.mean()
+        clip_fraction = ((ratio - clipped).abs() > 0).to(logp.dtype).mean().detach()
+        return LossTerms(loss, kl_mean, clip_fraction)
     ratio = torch.exp(delta)
     clipped = torch.clamp(ratio, 1 - clip_eps, 1 + clip_eps)
-    per_token = -torch.min(ratio * adv, clipped * adv) * counted + (kl if row_weight is None else kl * row_weight)
+    per_token = -torch.min(ratio * adv, clipped * adv) * maskf + kl
     loss = per_token.sum() / (total if total else tokens)
-    clip_fraction = ((((ratio - clipped).abs() > 0).to(logp.dtype) * counted).sum() / tokens).detach()
+    clip_fraction = ((((ratio - clipped).abs() > 0).to(logp.dtype) * maskf).sum() / tokens).detach()
     return LossTerms(loss, kl_mean, clip_fraction)
 
 
