@@ -27,7 +27,12 @@ start-up before the first request, the server's own time beyond the latency, the
 the next request on a connection (response transit, parsing, the next question, request transit) and the tail after
 the last answer. Targets: >= 20x over naive; the calls in flight as close to the ideal as the bare client gets.
 
+``--baseline-src DIR`` runs every proofgym row also with another checkout's ``src`` (a ``git worktree`` of an older
+commit), each run of either tree in a fresh process (after a warm-up judge there: a process's first judge pays its
+imports and first uses, once), the two alternating run by run, and prints the ratios.
+
     python benchmarks/judge_throughput.py [--repeats 3] [--latency 0.2] [--concurrency 16] [--trajectories 64] [--split]
+        [--baseline-src DIR]
 """
 
 from __future__ import annotations
@@ -36,7 +41,9 @@ import argparse
 import asyncio
 import json
 import math
+import os
 import statistics
+import subprocess
 import sys
 import time
 from collections import defaultdict
@@ -125,6 +132,62 @@ def proofgym(server: FakeJudgeProcess, items: list[JudgeItem], concurrency: int)
     return run
 
 
+def proofgym_in(src: Path, server: FakeJudgeProcess, args: argparse.Namespace, run: int, repeat_share: float,
+                count: int, concurrency: int) -> Run:
+    """:func:`proofgym` in a fresh process importing proofgym from ``src`` (this script's ``--child`` mode)."""
+    spec = {"url": server.base_url, "run": run, "repeat_share": repeat_share, "count": count,
+            "concurrency": concurrency}
+    command = [sys.executable, __file__, "--child", json.dumps(spec), "--criteria", str(args.criteria),
+               "--trajectories", str(args.trajectories), "--group-size", str(args.group_size),
+               "--variants", str(args.variants)]
+    server.reset()
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(src), os.environ.get("PYTHONPATH", "")])}
+    done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=600)
+    if done.returncode:
+        raise SystemExit(f"the judge run with {src} failed:\n{done.stderr[-2000:]}")
+    child = json.loads(done.stdout.strip().splitlines()[-1])
+    if Path(child["proofgym"]).resolve() != (src / "proofgym").resolve():
+        raise SystemExit(f"the run meant for {src} imported proofgym from {child['proofgym']}")
+    timeline = [entry for entry in server.timeline() if entry[1] >= child["started"]]  # not the warm-up's
+    return Run(child["wall_s"], child["cpu_s"], len(timeline), most_in_flight(timeline), timeline,
+               child["started"], child["ended"])
+
+
+def most_in_flight(timeline: list[tuple[int, float, float | None]]) -> int:
+    """The most requests the server held at once, from its record."""
+    events = sorted([(received, 1) for _, received, _ in timeline]
+                    + [(answered, -1) for _, _, answered in timeline if answered is not None])
+    most = now = 0
+    for _, change in events:
+        now += change
+        most = max(most, now)
+    return most
+
+
+def child_run(args: argparse.Namespace) -> None:
+    """``--child``: one timed judge run, printed as JSON (the server is the parent's), after a warm-up judge on other
+    items (what a process pays once, imports and first uses, is not charged to the run, as in this process's own
+    rows after their first run)."""
+    import proofgym
+
+    spec = json.loads(args.child)
+    with LLMJudge(spec["url"], "judge", runtime=RuntimeConfig(max_concurrency=spec["concurrency"])) as warm:
+        warm.judge_sync(step(args, spec["run"] + 500, 0.0)[:spec["concurrency"]])
+    items = step(args, spec["run"], spec["repeat_share"])[:spec["count"]]
+    judge = LLMJudge(spec["url"], "judge", runtime=RuntimeConfig(max_concurrency=spec["concurrency"], timeout_s=60))
+    try:
+        cpu, started, wall = time.process_time(), time.monotonic(), time.perf_counter()
+        verdicts = judge.judge_sync(items)
+        wall, cpu, ended = time.perf_counter() - wall, time.process_time() - cpu, time.monotonic()
+    finally:
+        judge.close()
+    invalid = [v.reason for v in verdicts if not v.valid]
+    if invalid:
+        raise SystemExit(f"the judge gave {len(invalid)} invalid verdicts, e.g. {invalid[0]}")
+    print(json.dumps({"wall_s": wall, "cpu_s": cpu, "started": started, "ended": ended,
+                      "proofgym": str(Path(proofgym.__file__).parent)}))
+
+
 def bare(server: FakeJudgeProcess, items: list[JudgeItem], concurrency: int) -> Run:
     """The same questions as the judge asks, POSTed by a bare asyncio HTTP/1.1 client, ``concurrency`` at a time."""
     bodies = [json.dumps({"model": "judge", "temperature": 0.0, "messages": build_messages(item, item.rubric.criteria)})
@@ -203,7 +266,14 @@ def main() -> None:
                         help="trajectories the 1-in-flight row judges")
     parser.add_argument("--repeats", type=int, default=3, help="runs per row (the median is printed)")
     parser.add_argument("--split", action="store_true", help="print where the time went (see the docstring)")
+    parser.add_argument("--baseline-src", type=Path, help="another checkout's src to run the proofgym rows with too")
+    parser.add_argument("--child", help=argparse.SUPPRESS)  # one judge run in a fresh process (--baseline-src)
     args = parser.parse_args()
+    if args.child:
+        child_run(args)
+        return
+    if args.baseline_src is not None and not (args.baseline_src / "proofgym" / "__init__.py").is_file():
+        parser.error(f"--baseline-src must be a checkout's src folder holding proofgym/, got {args.baseline_src}")
     if args.trajectories % args.group_size:
         parser.error("--trajectories must be a multiple of --group-size")
     for name in ("latency", "concurrency", "trajectories", "repeats", "naive_trajectories", "sequential_trajectories"):
@@ -212,17 +282,28 @@ def main() -> None:
 
     conc = args.concurrency
     with FakeJudgeProcess(Latency, rubric(args.criteria), args.latency) as server:
-        rows: list[tuple[str, int, int, Callable[[int], Run]]] = [  # label, trajectories, in flight, one run
+        here = Path(__file__).resolve().parent.parent / "src"
+
+        def judged(share: float, count: int, in_flight: int, src: Path | None = None) -> Callable[[int], Run]:
+            if src is None and args.baseline_src is None:  # in this process
+                return lambda r: proofgym(server, step(args, r, share)[:count], in_flight)
+            return lambda r: proofgym_in(src or here, server, args, r, share, count, in_flight)
+
+        def baseline(share: float, count: int, in_flight: int) -> Callable[[int], Run] | None:
+            return None if args.baseline_src is None else judged(share, count, in_flight, args.baseline_src)
+
+        seq, full = args.sequential_trajectories, args.trajectories
+        # label, trajectories, in flight, one run, one run of the baseline's src (or None)
+        rows: list[tuple[str, int, int, Callable[[int], Run], Callable[[int], Run] | None]] = [
             ("naive: a call per criterion, one at a time", args.naive_trajectories, 1,
-             lambda r: naive(server, step(args, r, 0.0)[:args.naive_trajectories])),
-            ("proofgym: one call, 1 in flight", args.sequential_trajectories, 1,
-             lambda r: proofgym(server, step(args, r, 0.0)[:args.sequential_trajectories], 1)),
-            (f"proofgym: one call, {conc} in flight, distinct", args.trajectories, conc,
-             lambda r: proofgym(server, step(args, r, 0.0), conc)),
-            (f"proofgym: + GRPO repetition {args.repeat_share:.0%} of groups", args.trajectories, conc,
-             lambda r: proofgym(server, step(args, r, args.repeat_share), conc)),
-            (f"bare asyncio client, {conc} in flight, distinct", args.trajectories, conc,
-             lambda r: bare(server, step(args, r, 0.0), conc)),
+             lambda r: naive(server, step(args, r, 0.0)[:args.naive_trajectories]), None),
+            ("proofgym: one call, 1 in flight", seq, 1, judged(0.0, seq, 1), baseline(0.0, seq, 1)),
+            (f"proofgym: one call, {conc} in flight, distinct", full, conc, judged(0.0, full, conc),
+             baseline(0.0, full, conc)),
+            (f"proofgym: + GRPO repetition {args.repeat_share:.0%} of groups", full, conc,
+             judged(args.repeat_share, full, conc), baseline(args.repeat_share, full, conc)),
+            (f"bare asyncio client, {conc} in flight, distinct", full, conc,
+             lambda r: bare(server, step(args, r, 0.0), conc), None),
         ]
         distinct = len({i.candidate for i in step(args, 0, args.repeat_share)})
         print(f"{args.criteria} LLM criteria per trajectory; {args.latency * 1000:.0f} ms per judge call; "
@@ -233,17 +314,31 @@ def main() -> None:
         print(header)
         print("-" * len(header))
         rates, medians, ideals = [], [], []
-        for index, (label, count, in_flight, run) in enumerate(rows):
-            runs = [run(index * 1000 + r) for r in range(args.repeats)]
+        compared = []  # (label, this tree's median wall and CPU, the baseline's)
+
+        def show(label: str, count: int, in_flight: int, runs: list[Run]) -> tuple[float, float, float]:
             wall = statistics.median(r.wall_s for r in runs)
             cpu = statistics.median(r.cpu_s for r in runs)
             calls = runs[-1].calls
             ideal = math.ceil(calls / in_flight) * args.latency
-            rates.append(count / wall)
+            rate = count / wall
+            print(f"{label:<50} {count:>5} {rate:>7.2f} {calls:>6} {wall:>7.3f} {cpu:>6.3f} {ideal:>7.2f} "
+                  f"{ideal / wall:>8.0%} {rate / (rates[0] if rates else rate):>7.1f}x")
+            return rate, wall, cpu
+
+        for index, (label, count, in_flight, run, run_baseline) in enumerate(rows):
+            runs, base = [], []
+            for r in range(args.repeats):  # the two trees alternate run by run
+                runs.append(run(index * 1000 + r))
+                if run_baseline is not None:
+                    base.append(run_baseline(index * 1000 + r))
+            rate, wall, cpu = show(label, count, in_flight, runs)
+            rates.append(rate)
             medians.append(median_run(runs))
-            ideals.append(ideal)
-            print(f"{label:<50} {count:>5} {rates[-1]:>7.2f} {calls:>6} {wall:>7.3f} {cpu:>6.3f} {ideal:>7.2f} "
-                  f"{ideal / wall:>8.0%} {rates[-1] / rates[0]:>7.1f}x")
+            ideals.append(math.ceil(runs[-1].calls / in_flight) * args.latency)
+            if base:
+                _, base_wall, base_cpu = show("  the same, --baseline-src", count, in_flight, base)
+                compared.append((label, wall, cpu, base_wall, base_cpu))
 
         naive_rate, sequential, distinct_rate, repeated, floor = rates
         ideal_gain = min(conc, medians[2].calls)
@@ -258,6 +353,12 @@ def main() -> None:
         overhead_free = 1 / (args.criteria * args.latency)  # naive with no HTTP or client overhead at all
         print(f"against an overhead-free naive client ({overhead_free:.2f} traj/s): "
               f"{repeated / overhead_free:.1f}x with repetition, {distinct_rate / overhead_free:.1f}x without")
+        if compared:
+            print(f"\nthis tree against --baseline-src {args.baseline_src} (each run in a fresh process after a "
+                  "warm-up judge, the trees alternating):")
+            for label, wall, cpu, base_wall, base_cpu in compared:
+                print(f"  {label}: wall {base_wall / wall:.2f}x faster ({base_wall:.3f} -> {wall:.3f} s), "
+                      f"CPU {base_cpu / cpu:.2f}x less ({base_cpu:.3f} -> {cpu:.3f} CPU-s)")
         if args.split:
             for label, index in (("proofgym, 1 in flight", 1), ("proofgym, distinct", 2), ("bare client", 4)):
                 print(f"\nwhere the time went, {label} (its median run, {medians[index].calls} calls, "
