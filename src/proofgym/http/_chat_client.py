@@ -166,6 +166,7 @@ class ChatClient:
         self._client_loop: asyncio.AbstractEventLoop | None = None  # the loop of the clients made (below)
         self._lanes: list[httpx.AsyncClient] = []  # every client made on that loop
         self._idle: list[httpx.AsyncClient] = []  # those carrying no request, the one used last at the end
+        self._target: httpx.URL | None = None  # self.url parsed once (httpx parses a str at every request)
         self._rng = random.Random()
 
     async def complete(self, body: dict[str, Any],
@@ -197,9 +198,12 @@ class ChatClient:
         import httpx
 
         client = self._take_client()
+        if self._target is None:
+            self._target = httpx.URL(self.url)
+        headers = None if self._owns_client else self._headers  # the clients made here carry them already
         try:
             async with asyncio.timeout(self.timeout_s):
-                async with client.stream("POST", self.url, json=body, headers=self._headers,
+                async with client.stream("POST", self._target, json=body, headers=headers,
                                          timeout=self.timeout_s) as response:
                     raw = bytearray()
                     async for chunk in response.aiter_bytes():
@@ -235,7 +239,7 @@ class ChatClient:
         limits = httpx.Limits(max_connections=None if self._transport is not None else 1,
                               max_keepalive_connections=_MAX_IDLE_CONNECTIONS)
         client = httpx.AsyncClient(transport=self._transport, timeout=self.timeout_s, limits=limits,
-                                   verify=default_tls_context())
+                                   headers=self._headers, verify=default_tls_context())
         self._lanes.append(client)
         return client
 
