@@ -507,3 +507,26 @@ def test_cli_api_key_env_must_name_a_set_variable(monkeypatch):
     app.command()(serve_model_command)
     result = CliRunner().invoke(app, ["proofgym:tiny", "--api-key-env", "PROOFGYM_TEST_MODEL_KEY"])
     assert result.exit_code == 2 and "PROOFGYM_TEST_MODEL_KEY is not set" in result.output
+
+
+@pytest.mark.parametrize("spec, options, message", [
+    ("proofgym:tiny", {"backend": "vllm"}, "--backend 'vllm': expected one of torch, llama_cpp"),
+    ("proofgym:tiny", {"backend": "llama_cpp"}, "the llama_cpp backend serves GGUF files only"),
+    ("smollm2", {"backend": "llama_cpp", "device": "cuda"}, "the llama_cpp backend runs on the CPU"),
+])
+def test_a_backend_that_cannot_serve_the_model_is_refused_in_one_line(spec, options, message):
+    with pytest.raises(ServeError) as caught:
+        serve_model(spec, port=0, **options)
+    assert message in str(caught.value) and "\n" not in str(caught.value)
+
+
+def test_cli_passes_the_backend(monkeypatch):
+    import typer
+    from typer.testing import CliRunner
+
+    from proofgym.cli._serve_model import serve_model_command
+
+    app = typer.Typer()
+    app.command()(serve_model_command)
+    result = CliRunner().invoke(app, ["proofgym:tiny", "--backend", "llama_cpp", "--port", "0"])
+    assert result.exit_code == 2 and "the llama_cpp backend serves GGUF files only" in result.output

@@ -1,4 +1,4 @@
-"""``proofgym serve-model MODEL``: an OpenAI-compatible server over a local transformers causal LM."""
+"""``proofgym serve-model MODEL``: an OpenAI-compatible server over a local causal LM (transformers or llama.cpp)."""
 
 from __future__ import annotations
 
@@ -24,8 +24,13 @@ def serve_model_command(
                                                "batch."),
     max_tokens_limit: int = typer.Option(1024, "--max-tokens-limit", min=1,
                                          help="The largest max_tokens a request may ask (and the default)."),
-    threads: Optional[int] = typer.Option(None, "--threads", min=1, help="torch CPU threads (default: torch's)."),
+    threads: Optional[int] = typer.Option(None, "--threads", min=1,
+                                          help="The engine's CPU threads (default: torch's; llama_cpp: the CPUs)."),
     device: str = typer.Option("cpu", "--device", help="torch device of the model (cpu, cuda, cuda:1, ...)."),
+    backend: str = typer.Option("torch", "--backend",
+                                help="The engine: torch (transformers; any model) or llama_cpp (llama.cpp through "
+                                     "llama-cpp-python, pip install 'proofgym[llama]': GGUF files only, CPU, no "
+                                     "response_format JSON or forced tool calls)."),
     max_body_bytes: int = typer.Option(4 << 20, "--max-body-bytes", min=1, help="Largest request body accepted."),
     log_level: str = typer.Option("info", "--log-level", help="uvicorn log level."),
     header_timeout_s: float = header_timeout_option(),
@@ -37,6 +42,7 @@ def serve_model_command(
     Chat templates, temperature / top_p / seed / n / stop / max_tokens, tools, response_format json_schema and
     json_object (constrained decoding), logprobs, and each choice's prompt_token_ids and token_ids. Concurrent
     requests are decoded together in batches. Without an API key the server only binds a loopback address.
+    --backend llama_cpp serves a GGUF file with llama.cpp (the same requests, less constrained decoding).
     """
     import os
 
@@ -54,6 +60,6 @@ def serve_model_command(
                     batch_window_ms=batch_window_ms, max_tokens_limit=max_tokens_limit, threads=threads,
                     device=device, max_body_bytes=max_body_bytes, log_level=log_level,
                     header_timeout_s=header_timeout_s, body_timeout_s=body_timeout_s,
-                    max_connections=max_connections)
+                    max_connections=max_connections, backend=backend)
     except ServeError as exc:
         fail(exc)

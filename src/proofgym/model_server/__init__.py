@@ -1,8 +1,9 @@
 """serve-model: an OpenAI-compatible chat-completions server over a local model (the tiny offline model, a Hugging
 Face model, a GGUF file), with batching, tool calls and JSON-schema-constrained answers.
 
-The app and its runner import no torch; the engine (:class:`GenerationBackend`, :func:`load_model`) does, and is
-loaded on first use. The pieces it shares with the other servers are :mod:`proofgym.http`'s.
+The app and its runner import no torch; the torch engine (:class:`GenerationBackend`, :func:`load_model`) does, and
+is loaded on first use; :class:`LlamaCppBackend` serves a GGUF file with llama.cpp instead (``proofgym[llama]``).
+The pieces it shares with the other servers are :mod:`proofgym.http`'s.
 """
 
 from typing import Any
@@ -11,7 +12,8 @@ from proofgym.http import ServeError
 from proofgym.model_server._server import create_model_app, serve_model
 
 _LAZY = {"GenerationBackend": "proofgym.model_server._backend", "LoadedModel": "proofgym.model_server._backend",
-         "SamplingParams": "proofgym.model_server._backend", "load_model": "proofgym.model_server._backend"}
+         "SamplingParams": "proofgym.model_server._generation", "load_model": "proofgym.model_server._backend",
+         "LlamaCppBackend": "proofgym.model_server._llama_cpp"}
 
 
 def __getattr__(name: str) -> Any:
@@ -22,5 +24,5 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module 'proofgym.model_server' has no attribute {name!r}")
 
 
-__all__ = ["GenerationBackend", "LoadedModel", "SamplingParams", "ServeError", "create_model_app", "load_model",
-           "serve_model"]
+__all__ = ["GenerationBackend", "LlamaCppBackend", "LoadedModel", "SamplingParams", "ServeError", "create_model_app",
+           "load_model", "serve_model"]

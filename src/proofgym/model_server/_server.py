@@ -1,4 +1,4 @@
-"""``proofgym serve-model``: an OpenAI-compatible server over a local transformers causal LM.
+"""``proofgym serve-model``: an OpenAI-compatible server over a local causal LM (transformers, or llama.cpp for GGUF).
 
 ``POST /v1/chat/completions``, ``GET /v1/models`` and ``GET /health`` (open without a key). Every error is
 OpenAI's shape, ``{"error": {"message", "type", "param", "code"}}``: 401 for a missing or wrong key, 413 for an
@@ -8,7 +8,8 @@ request model (``param`` names the field), 404 for another model's name or an un
 rows are waiting. Beyond OpenAI: each choice carries ``prompt_token_ids`` and ``token_ids`` (trainers need them),
 and the response carries ``proofgym.cid``, the request's ``?cid=`` query parameter (also logged).
 
-Generation runs in the backend's worker thread (:class:`~proofgym.model_server._backend.GenerationBackend`), so
+Generation runs in the backend's worker thread (:class:`~proofgym.model_server._generation.BatchingBackend`: torch's
+:class:`~proofgym.model_server._backend.GenerationBackend` or llama.cpp's), so
 the event loop only parses, validates and answers. This module imports neither torch nor transformers: the
 backend passed in (or :func:`serve_model`) does.
 """
@@ -41,7 +42,7 @@ from proofgym.http import (
 from proofgym.policies import read_text_action
 
 if TYPE_CHECKING:
-    from proofgym.model_server._backend import GenerationBackend
+    from proofgym.model_server._generation import BatchingBackend
 
 logger = logging.getLogger("proofgym.model_server")
 
@@ -50,6 +51,8 @@ MAX_N = 64
 MAX_STOP = 16
 MAX_STOP_CHARS = 256
 MAX_CID_CHARS = 256
+#: The engines ``serve-model --backend`` offers: transformers on torch, and llama.cpp for GGUF files.
+BACKENDS = ("torch", "llama_cpp")
 #: Alternatives per token at most (OpenAI's limit).
 MAX_TOP_LOGPROBS = 20
 _OPEN_PATHS = frozenset({"/health"})
@@ -233,7 +236,7 @@ def _refusal(error: APIError, headers: Sequence[tuple[bytes, bytes]] = ()) -> Re
 
 # -- the app -------------------------------------------------------------------------------------------------
 
-def create_model_app(backend: GenerationBackend, *, api_key: str | None = None, max_tokens_limit: int = 1024,
+def create_model_app(backend: BatchingBackend, *, api_key: str | None = None, max_tokens_limit: int = 1024,
                      max_body_bytes: int = 4 << 20, body_timeout_s: float | None = 30.0,
                      model_name: str | None = None) -> Any:
     """The OpenAI-compatible app over ``backend`` (see the module docstring); an ASGI app for uvicorn.
@@ -318,7 +321,7 @@ def create_model_app(backend: GenerationBackend, *, api_key: str | None = None, 
                                 f"{backend.context_length} tokens (and the reply needs at least one)",
                            param="messages", code="context_length_exceeded")
         params = await asyncio.to_thread(_sampling, body, plan, backend, len(prompt_ids), max_tokens_limit)
-        from proofgym.model_server._backend import BackendBusy
+        from proofgym.model_server._generation import BackendBusy
 
         try:
             generations = await _unless_client_leaves(backend.generate(prompt_ids, params), request)
@@ -388,7 +391,7 @@ async def _disconnect(request: Request) -> None:
         pass
 
 
-def _plan(body: ChatCompletionRequest, backend: GenerationBackend, max_tokens_limit: int) -> _Plan:
+def _plan(body: ChatCompletionRequest, backend: BatchingBackend, max_tokens_limit: int) -> _Plan:
     """Refuse what the server does not do (400 naming the option) and settle the tool and format options."""
     if body.stream:
         raise APIError(400, "streaming is not supported: send stream: false", param="stream")
@@ -427,6 +430,11 @@ def _plan(body: ChatCompletionRequest, backend: GenerationBackend, max_tokens_li
                 raise APIError(400, "response_format json_schema needs json_schema.schema",
                                param="response_format.json_schema")
             schema = body.response_format.json_schema.schema_
+    if (forced or json_output) and not backend.constrained_decoding:
+        what = "response_format json" if json_output else "tool_choice required or a named function"
+        raise APIError(400, f"{what} needs constrained decoding, which the {backend.engine} backend does not do: "
+                            "use the torch backend (serve-model --backend torch)",
+                       param="response_format" if json_output else "tool_choice")
     if forced:
         if backend.native_tools:
             raise APIError(400, "tool_choice required or a named function is not supported for this model (its chat "
@@ -443,16 +451,16 @@ def _plan(body: ChatCompletionRequest, backend: GenerationBackend, max_tokens_li
                  top_logprobs=(body.top_logprobs or 0) if body.logprobs else None)
 
 
-def _prompt_ids(backend: GenerationBackend, messages: list[dict[str, Any]], tools: list[dict[str, Any]],
+def _prompt_ids(backend: BatchingBackend, messages: list[dict[str, Any]], tools: list[dict[str, Any]],
                 accepts_text: bool) -> list[int]:
     return backend.encode(backend.render(messages, tools, accepts_text=accepts_text))
 
 
-def _sampling(body: ChatCompletionRequest, plan: _Plan, backend: GenerationBackend, prompt_tokens: int,
+def _sampling(body: ChatCompletionRequest, plan: _Plan, backend: BatchingBackend, prompt_tokens: int,
               max_tokens_limit: int) -> list[Any]:
     """Each choice's :class:`~proofgym.model_server._backend.SamplingParams` (run in a thread: compiling a JSON
     schema constraint may take a moment)."""
-    from proofgym.model_server._backend import SamplingParams, row_seed
+    from proofgym.model_server._generation import SamplingParams, row_seed
 
     constraint = None
     if plan.json_output:
@@ -472,7 +480,7 @@ def _sampling(body: ChatCompletionRequest, plan: _Plan, backend: GenerationBacke
 
 
 def _choice(index: int, generation: Any, prompt_ids: list[int], plan: _Plan,
-            backend: GenerationBackend) -> dict[str, Any]:
+            backend: BatchingBackend) -> dict[str, Any]:
     message: dict[str, Any] = {"role": "assistant", "content": generation.text}
     finish = generation.finish_reason
     call = _tool_call(generation.text, plan.tool_names) if plan.tool_names and finish != "length" else None
@@ -526,7 +534,7 @@ def _named_call(text: str, names: tuple[str, ...], max_starts: int = 64) -> tupl
     return calls[0] if len(calls) == 1 else None
 
 
-def _logprobs(entries: list[Any], backend: GenerationBackend) -> list[dict[str, Any]]:
+def _logprobs(entries: list[Any], backend: BatchingBackend) -> list[dict[str, Any]]:
     ids = sorted({entry.token_id for entry in entries} | {token for entry in entries for token, _ in entry.top})
     texts = dict(zip(ids, backend.token_texts(ids)))
 
@@ -556,11 +564,14 @@ def serve_model(
     header_timeout_s: float = 10.0,
     body_timeout_s: float = 30.0,
     max_connections: int = 256,
+    backend: str = "torch",
 ) -> None:
     """Load ``spec`` (see :func:`~proofgym.model_server._backend.load_model`) and serve it on ``host:port`` until
-    interrupted. ``api_key`` defaults to the environment (``ENVIRONMENT_API_KEY``, ...); without one only a
-    loopback address is served. Raises :class:`~proofgym.http.ServeError` before loading anything when the
-    server would be reachable from other machines without a key, or when the model cannot be loaded."""
+    interrupted. ``backend`` is the engine: ``torch`` (transformers) or ``llama_cpp`` (a GGUF file, through
+    llama-cpp-python; ``device`` must then be ``cpu``). ``api_key`` defaults to the environment
+    (``ENVIRONMENT_API_KEY``, ...); without one only a loopback address is served. Raises
+    :class:`~proofgym.http.ServeError` before loading anything when the server would be reachable from other
+    machines without a key, or when the backend or the model cannot be had."""
     import uvicorn
 
     from proofgym.http import ServeError, serving_key, uvicorn_limits
@@ -570,23 +581,33 @@ def serve_model(
         limits = uvicorn_limits(header_timeout_s=header_timeout_s, max_connections=max_connections)
     except ValueError as exc:
         raise ServeError(str(exc)) from None
-    from proofgym.model_server._backend import (
-        GenerationBackend,
-        ModelLoadError,
-        load_model,
-    )
+    if backend not in BACKENDS:
+        raise ServeError(f"--backend {backend!r}: expected one of {', '.join(BACKENDS)}")
+    if backend == "llama_cpp" and device != "cpu":
+        raise ServeError(f"--device {device!r}: the llama_cpp backend runs on the CPU; --device is the torch "
+                         "backend's")
+    from proofgym.model_server._generation import ModelLoadError
 
+    engine: BatchingBackend
     try:
-        loaded = load_model(spec, device=device)
-        backend = GenerationBackend(loaded, max_batch_size=max_batch_size, batch_window_ms=batch_window_ms,
-                                    threads=threads)
-        app = create_model_app(backend, api_key=key, max_tokens_limit=max_tokens_limit,
+        if backend == "llama_cpp":
+            from proofgym.model_server._llama_cpp import LlamaCppBackend
+
+            engine = LlamaCppBackend.load(spec, max_batch_size=max_batch_size, batch_window_ms=batch_window_ms,
+                                          threads=threads)
+        else:
+            from proofgym.model_server._backend import GenerationBackend, load_model
+
+            engine = GenerationBackend(load_model(spec, device=device), max_batch_size=max_batch_size,
+                                       batch_window_ms=batch_window_ms, threads=threads)
+        app = create_model_app(engine, api_key=key, max_tokens_limit=max_tokens_limit,
                                max_body_bytes=max_body_bytes, body_timeout_s=body_timeout_s)
     except (ModelLoadError, ValueError) as exc:
         raise ServeError(str(exc)) from None
-    logger.info("serve-model: %s (context %d tokens) on %s:%d", spec, loaded.context_length, host, port)
+    logger.info("serve-model: %s with %s (context %d tokens) on %s:%d", spec, backend, engine.context_length, host,
+                port)
     try:
         uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level=log_level, lifespan="on",
                                       access_log=False, **limits)).run()
     finally:
-        backend.close()
+        engine.close()
