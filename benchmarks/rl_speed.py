@@ -137,8 +137,8 @@ def main() -> None:
                                                burners=burners, before=before)
                 r = results[name, burners]
                 print(f"{name}, {burners} burners: {r['wall_s']:.1f} s wall, {r['cpu_s']:.1f} CPU-s, warm-up "
-                      f"{r['phases'].get('warmup', 0.0):.1f} s, held-out {r['eval_after']}", flush=True)
-        for name, _, _ in settings:
+                      f"{r['phases'].get('warmup', 0.0):.1f} s, held-out {r['eval_after']}, load average now "
+                      f"{os.getloadavg()[0]:.2f}", flush=True)
             show(name, results[name, 0], results[name, args.burners], args.burners)
         if args.before:
             for burners in (0, args.burners):
