@@ -1,10 +1,10 @@
 """Rollouts per second from the RL trainer against a local task app, and the step-time split.
 
 The trainer of ``configs/rl/fact_finding_tiny.toml`` (``proofgym:tiny`` served in-process, ``proofgym serve
-fact_finding`` started locally, after its format warm-up) collects ``--rollouts`` rollouts by cid over HTTP with one in flight
-(the baseline, measured in the same run) and with ``max_concurrent_rollouts`` in flight; each figure is the median of
-``--runs`` runs, printed with the ratio. Then ``--iterations`` training iterations run and the medians of their
-split are printed: waiting for rollouts, judging, updating, syncing the weights. Then the gain of
+fact_finding`` started locally, after its format warm-up) collects ``--rollouts`` rollouts by cid over HTTP with one
+in flight (the baseline, measured in the same run) and with ``max_concurrent_rollouts`` in flight; each figure is the
+median of ``--runs`` runs, printed with the ratio. Then ``--iterations`` training iterations run and the medians of
+their split are printed: waiting for rollouts, judging, updating, syncing the weights. Then the gain of
 ``training.overlap_rollouts`` (the next batch collected during the update, one update stale) against strictly
 on-policy iterations, in the same trainer, alternating blocks of 4 iterations, ``--runs`` blocks of each (the
 first iteration of an overlapped block collects before its update, as a run's first does).
@@ -43,6 +43,7 @@ def main() -> None:
         trainer._runner = asyncio.Runner()  # what RLTrainer.run sets up: one event loop for every batch
         trainer._start()
         trainer._warmup()
+        trainer._freeze_reference()  # the config's kl_coef needs the reference, as RLTrainer.run sets it
         try:
             figures = {}
             for concurrency in (1, config.concurrency):
