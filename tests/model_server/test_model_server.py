@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import os
 import threading
 import time
 
@@ -272,6 +273,37 @@ def test_batched_rows_equal_the_same_rows_one_at_a_time(backend):
         assert batched.text == single.text and batched.finish_reason == single.finish_reason
     for single, batched in zip(alone[3].logprobs, together[3].logprobs):
         assert batched.logprob == pytest.approx(single.logprob, abs=1e-4)
+
+
+def test_a_prefix_shared_with_the_last_prompt_is_not_run_again_and_answers_stay(backend):
+    """Prompts that share a long prefix with the prompt run before them: its keys and values are copied from that
+    run (counted), and the answers equal those of a backend that runs every prompt whole."""
+    whole = GenerationBackend(LoadedModel(backend.model, backend.tokenizer, "whole", backend.context_length),
+                              batch_window_ms=0, reuse_prefix=False)
+    reusing = GenerationBackend(LoadedModel(backend.model, backend.tokenizer, "reuse", backend.context_length),
+                                batch_window_ms=0)
+    base = [{"role": "system", "content": "Decide from the facts given; answer yes or no."}]
+    ids = [reusing.encode(reusing.render([*base, {"role": "user", "content": f"Applicant: age {age}, income 5"}]))
+           for age in (30, 41, 52, 63)]
+    params = [SamplingParams(max_tokens=6), SamplingParams(max_tokens=6, temperature=1.0, seed=3),
+              SamplingParams(max_tokens=6, top_logprobs=2)]
+
+    async def run(engine):
+        sequential = [(await engine.generate(prompt, params))for prompt in ids[:2]]
+        together = await asyncio.gather(*(engine.generate(prompt, params) for prompt in ids[2:]))
+        return [result for results in [*sequential, *together] for result in results]
+
+    try:
+        expected, got = asyncio.run(run(whole)), asyncio.run(run(reusing))
+    finally:
+        whole.close()
+        reusing.close()
+    shared = len(os.path.commonprefix([ids[0], ids[1]]))
+    assert shared > len(ids[1]) // 2 and reusing.prefix_tokens_reused >= shared * len(params)
+    assert whole.prefix_tokens_reused == 0
+    assert [result.token_ids for result in got] == [result.token_ids for result in expected]
+    for mine, theirs in zip(got[2].logprobs, expected[2].logprobs):
+        assert mine.logprob == pytest.approx(theirs.logprob, abs=1e-4)
 
 
 def _slowed(backend, *, continuous):

@@ -165,14 +165,16 @@ class GenerationBackend(BatchingBackend):
     ``max_batch_size`` rows are decoded together at most; the first waiting row waits ``batch_window_ms`` for
     others to join it, and with ``continuous`` (the default) rows that arrive later join the running batch between
     two steps; beyond ``max_queued`` waiting rows :meth:`generate` raises :class:`BackendBusy`.
-    ``threads`` sets torch's CPU threads.
+    ``threads`` sets torch's CPU threads. With ``reuse_prefix`` (the default) the prefix a batch's prompts share
+    with the last prompt run is not run again (see :meth:`_prefill`).
     """
 
     engine = "torch"
     constrained_decoding = True
 
     def __init__(self, loaded: LoadedModel, *, max_batch_size: int = 8, batch_window_ms: float = 5.0,
-                 max_queued: int = 1024, threads: int | None = None, continuous: bool = True) -> None:
+                 max_queued: int = 1024, threads: int | None = None, continuous: bool = True,
+                 reuse_prefix: bool = True) -> None:
         super().__init__(name=loaded.name, context_length=loaded.context_length,
                          eos_token_ids=_eos_ids(loaded.model, loaded.tokenizer), max_batch_size=max_batch_size,
                          batch_window_ms=batch_window_ms, max_queued=max_queued, threads=threads,
@@ -188,6 +190,12 @@ class GenerationBackend(BatchingBackend):
         # Fast tokenizers are Rust objects that refuse a second borrower: one thread at a time.
         self._tokenizer_lock = threading.Lock()
         self._vocabulary: Any = None
+        #: Whether a prompt's prefix shared with the last prompt run reuses that run's keys and values.
+        self.reuse_prefix = reuse_prefix
+        self._prefix_ids: list[int] = []
+        self._prefix_kv: list[tuple[torch.Tensor, torch.Tensor]] = []
+        #: Prompt tokens (summed over rows) whose keys and values were copied rather than computed.
+        self.prefix_tokens_reused = 0
 
     # -- prompts and text ------------------------------------------------------------------------------------
 
@@ -262,22 +270,55 @@ class GenerationBackend(BatchingBackend):
             batch = self._advance(batch)
 
     def _prefill(self, rows: list[_Row]) -> _Running | None:
-        """The prompts of ``rows`` through the model (left padded) and each row's first token chosen; ``None``
-        when every row finished on it."""
+        """The prompts of ``rows`` through the model and each row's first token chosen; ``None`` when every row
+        finished on it.
+
+        The prefix all of them share with the last prompt run (the chat template's system turn, a rollout's earlier
+        turns) is not run again: its keys and values are copied from that run into each row's cache, and only the
+        rest of each prompt is run, left padded after the prefix (the padding masked out, positions counted on).
+        """
         from transformers import DynamicCache
 
-        width = max(len(row.prompt) for row in rows)
+        shared = self._shared_prefix(rows) if self.reuse_prefix else 0
+        width = max(len(row.prompt) for row in rows) - shared
         input_ids = torch.full((len(rows), width), self.pad_token_id, dtype=torch.long)
-        mask = torch.zeros((len(rows), width), dtype=torch.long)
+        mask = torch.zeros((len(rows), shared + width), dtype=torch.long)
+        mask[:, :shared] = 1
+        positions = torch.zeros((len(rows), width), dtype=torch.long)
         for i, row in enumerate(rows):
-            input_ids[i, width - len(row.prompt):] = torch.tensor(row.prompt, dtype=torch.long)
-            mask[i, width - len(row.prompt):] = 1
-        positions = (mask.cumsum(-1) - 1).clamp(min=0)
+            rest = row.prompt[shared:]
+            input_ids[i, width - len(rest):] = torch.tensor(rest, dtype=torch.long)
+            mask[i, shared + width - len(rest):] = 1
+            positions[i, width - len(rest):] = torch.arange(shared, len(row.prompt))
         input_ids, mask, positions = (t.to(self.device) for t in (input_ids, mask, positions))
         cache = DynamicCache(config=self.model.config)
+        if shared:
+            for index, (keys, values) in enumerate(self._prefix_kv):
+                cache.update(keys[:, :, :shared].expand(len(rows), -1, -1, -1).clone(),
+                             values[:, :, :shared].expand(len(rows), -1, -1, -1).clone(), index)
+            self.prefix_tokens_reused += shared * len(rows)
         logits = self.model(input_ids=input_ids, attention_mask=mask, position_ids=positions, cache=cache,
                             use_cache=True, logits_to_keep=1).logits[:, -1, :].float()
+        if self.reuse_prefix and _joinable(cache):
+            self._keep_prefix(rows[0].prompt, cache, mask[0])
         return self._chosen(_Running(list(rows), cache, mask, positions[:, -1] + 1, None), logits)
+
+    def _shared_prefix(self, rows: list[_Row]) -> int:
+        """How many leading tokens every prompt of ``rows`` shares with the last prompt kept (at most all but the
+        last token of the shortest: its logits are needed)."""
+        kept = self._prefix_ids
+        limit = min(min(len(row.prompt) for row in rows) - 1, len(kept))
+        shared = 0
+        while shared < limit and all(row.prompt[shared] == kept[shared] for row in rows):
+            shared += 1
+        return shared
+
+    def _keep_prefix(self, prompt: list[int], cache: Any, mask: torch.Tensor) -> None:
+        """Keep row 0's prompt and its keys and values (the columns its mask holds), for the next prompts."""
+        columns = mask.nonzero().flatten()
+        self._prefix_kv = [(layer.keys[:1, :, columns].clone(), layer.values[:1, :, columns].clone())
+                           for layer in cache.layers]
+        self._prefix_ids = list(prompt)
 
     def _advance(self, batch: _Running) -> _Running | None:
         """One step: the tokens chosen last fed to the model, and the next ones chosen."""
