@@ -160,3 +160,14 @@ def test_constrained_decoding_is_refused_in_one_line(http, body, param):
 def test_a_prompt_over_the_context_is_refused(http, backend):
     reply = ask(http, "word " * (backend.context_length + 10), expect=400, max_tokens=4)
     assert reply["error"]["code"] == "context_length_exceeded"
+
+
+def test_the_llama_cpp_server_imports_no_torch():
+    import subprocess
+    import sys
+
+    code = ("import sys\nfrom proofgym.model_server import LlamaCppBackend, create_model_app\n"
+            "backend = LlamaCppBackend.load('smollm2', threads=1)\ncreate_model_app(backend)\nbackend.close()\n"
+            "print(sorted(m for m in ('torch', 'transformers') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, check=True)
+    assert out.stdout.strip().splitlines()[-1] == "[]"
