@@ -197,3 +197,18 @@ def test_the_kl_penalty_pulls_the_policy_back_to_the_reference(sequence_ratio):
                     kl_coef=1.0).backward()
         optimizer.step()
     assert gap() < before / 2
+
+
+def test_microbatches_keep_the_turns_of_a_prompt_together():
+    """Turns that share a prompt share its forward pass only within one microbatch: they are cut apart only when
+    one prompt's turns alone pass the budget."""
+    from proofgym.training.rl._trainer import turn_microbatches
+
+    prompts = [tuple(range(1, 1 + n)) for n in (3, 5, 4)]
+    turns = [Turn(0, prompts[i % 3], (2, 3)[:1 + i % 2], None) for i in range(12)]  # 4 turns per prompt, interleaved
+    chunks = turn_microbatches(turns, tokens=5 + 4 * 2)  # one prompt of 5 and its 4 completions of 2 fit
+    assert sorted(map(id, sum(chunks, []))) == sorted(map(id, turns))
+    for prompt in prompts:
+        assert sum(any(t.prompt_ids == prompt for t in chunk) for chunk in chunks) == 1
+    assert [len(c[0].prompt_ids) for c in chunks] == sorted(len(c[0].prompt_ids) for c in chunks)  # by length
+    assert len(turn_microbatches(turns, tokens=4)) == 12  # nothing fits together: one turn each
