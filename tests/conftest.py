@@ -23,6 +23,17 @@ if os.environ.get("PYTEST_XDIST_WORKER"):
 _SHARED_SERVICES = {"ray_cluster": "ray", "postgres_server": "postgres", "postgres_url": "postgres"}
 
 
+# Modules of slow tests only whose collection alone is costly (schemathesis builds its tests then): not collected when
+# the marker expression is the default ``not slow`` (pyproject.toml's addopts), which deselects every test in them.
+_SLOW_MODULES = {"tests/taskapp/test_openapi_other_environments.py"}
+
+
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    if config.getoption("markexpr") != "not slow" or not collection_path.is_relative_to(config.rootpath):
+        return None
+    return True if collection_path.relative_to(config.rootpath).as_posix() in _SLOW_MODULES else None
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Under ``--dist loadgroup``, keep the tests that share a module fixture on one worker (it is built once),
     and every test of a shared service on one worker; without xdist the marks do nothing."""

@@ -104,9 +104,8 @@ def _fuzzed(schema):
 
 
 test_grant_eligibility_task_app_matches_its_schema = _fuzzed(SCHEMAS["grant_eligibility"])
-# Each fuzz run costs about 6 s; loan and verilog (other environments of the same app) under -m slow.
-test_loan_task_app_matches_its_schema = pytest.mark.slow(_fuzzed(SCHEMAS["loan"]))
-test_verilog_task_app_matches_its_schema = pytest.mark.slow(_fuzzed(SCHEMAS["verilog"]))
+# Each fuzz run costs about 6 s; loan and verilog (other environments of the same app) under -m slow, in
+# test_openapi_other_environments.py.
 
 
 @pytest.fixture
