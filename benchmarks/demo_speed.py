@@ -12,6 +12,10 @@ over the runs (and, for a step, over its steps after the first two).
     python benchmarks/demo_speed.py [--baseline-src DIR] [--baseline-threads 2] [--runs 3] [--steps 10]
                                     [--sft-steps 20]
 
+``--policy DIR`` (a demo run's ``policy/``) starts the GRPO steps from a trained policy, as late in a run, when a
+group's samples repeat one another (what the shared decoding and the update's repeats-run-once save on). ``--threads``
+lists this tree's thread counts (default 1 2).
+
 ``--baseline-src DIR`` is another checkout's ``src`` (e.g. ``git worktree add /tmp/before <commit>``), run at
 ``--baseline-threads`` (default 2, the demo's default until it moved to one thread); each tree builds its own demo
 model shape. Without it the baseline is this tree at one thread, the demo's default. It also times one generation of
@@ -33,7 +37,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent.parent / "src"
 
 
-def worker(threads: int, steps: int, sft_steps: int) -> dict[str, float]:
+def worker(threads: int, steps: int, sft_steps: int, policy: str = "") -> dict[str, float]:
     import dataclasses
 
     import torch
@@ -55,6 +59,10 @@ def worker(threads: int, steps: int, sft_steps: int) -> dict[str, float]:
     sft_warmup(model, tokenizer, pairs, config=dataclasses.replace(DemoSettings().sft, steps=sft_steps))
     out = {"sft_step_s": (time.perf_counter() - wall) / sft_steps,
            "sft_step_cpu_s": (time.process_time() - cpu) / sft_steps}
+    if policy:  # GRPO from a trained policy: late in a run, when a group's samples repeat one another
+        from transformers import AutoModelForCausalLM, AutoTokenizer
+
+        model, tokenizer = AutoModelForCausalLM.from_pretrained(policy), AutoTokenizer.from_pretrained(policy)
     reward_fn = demo_run_config().reward_function()
     config = dataclasses.replace(DemoSettings().grpo, dynamic_sampling=False)
     loop = CompactGRPO(model, tokenizer, reward_fn, rows, config=config, seed=0)
@@ -85,7 +93,8 @@ def worker(threads: int, steps: int, sft_steps: int) -> dict[str, float]:
 
 def run_config(src: Path, threads: int, args: argparse.Namespace) -> dict[str, float]:
     env = {**os.environ, "PYTHONPATH": str(src), "OMP_WAIT_POLICY": "PASSIVE" if threads > 1 else "ACTIVE"}
-    done = subprocess.run([sys.executable, __file__, "--worker", str(threads), str(args.steps), str(args.sft_steps)],
+    done = subprocess.run([sys.executable, __file__, "--worker", str(threads), str(args.steps), str(args.sft_steps),
+                           *(["--policy", str(args.policy)] if args.policy else [])],
                           env=env, capture_output=True, text=True, check=False)
     if done.returncode:
         raise SystemExit(f"the run from {src} at {threads} thread(s) failed:\n{done.stderr[-3000:]}")
@@ -100,12 +109,16 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--steps", type=int, default=10)
     parser.add_argument("--sft-steps", type=int, default=20)
+    parser.add_argument("--policy", type=Path, default=None,
+                        help="a trained demo policy (a demo run's policy/): the GRPO steps start from it")
+    parser.add_argument("--threads", type=int, nargs="+", default=[1, 2], help="this tree's thread counts")
     parser.add_argument("--worker", nargs=3, type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
-        print(json.dumps(worker(*args.worker)))
+        print(json.dumps(worker(*args.worker, policy=str(args.policy or ""))))
         return
-    configs = {"this tree, 1 thread (demo default)": (HERE, 1), "this tree, 2 threads": (HERE, 2)}
+    configs = {f"this tree, {n} thread{'s' if n > 1 else ''}{' (demo default)' if n == 1 else ''}": (HERE, n)
+               for n in args.threads}
     if args.baseline_src:
         threads = args.baseline_threads
         configs = {f"baseline {args.baseline_src}, {threads} thread(s)": (args.baseline_src.resolve(), threads),
@@ -118,11 +131,13 @@ def main() -> None:
     medians = {name: {k: statistics.median(r[k] for r in runs) for k in runs[0]} for name, runs in results.items()}
     base = next(iter(medians.values()))
     print(f"demo phases, tiny model, 16 prompts x 8 samples, median of {args.runs} runs x {args.steps - 2} steps; "
-          f"wall (CPU) seconds; ratio to the first row")
+          f"wall (CPU) seconds; ratio to the first row; GRPO from "
+          f"{args.policy if args.policy else 'the warmed-up model'}; load average {os.getloadavg()[0]:.1f}")
     for name, m in medians.items():
         print(f"  {name}")
         print(f"    GRPO step {m['step_s']:.3f} s ({m['step_cpu_s']:.3f} CPU) = generate {m['generate_s']:.3f} + score "
-              f"{m['score_s']:.4f} + train {m['train_s']:.3f}   x{m['step_s'] / base['step_s']:.2f} "
+              f"{m['score_s']:.4f} + train {m['train_s']:.3f}   x{m['step_s'] / base['step_s']:.2f}, CPU "
+              f"x{m['step_cpu_s'] / base['step_cpu_s']:.2f} "
               f"(train x{m['train_s'] / base['train_s']:.2f}, generate x{m['generate_s'] / base['generate_s']:.2f})")
         print(f"    one generation of 48 prompts x 8 (late in a run) {m['generate_48_s']:.3f} s   "
               f"x{m['generate_48_s'] / base['generate_48_s']:.2f}")

@@ -26,6 +26,10 @@ def test_quick_demo_runs_every_phase_and_writes_its_outputs(tmp_path):
     summary = json.loads((out / "summary.json").read_text())
     assert summary["seed"] == 1 and summary["steps"] == 3
     assert set(summary["heldout"]) == {"untrained", "warmed_up", "trained"}
+    timings = summary["timings"]  # each phase's wall and CPU seconds (the process's, trace writer included)
+    for phase in ("setup_s", "eval_s", "warmup_s", "grpo_s"):
+        assert timings[phase] > 0 and timings[f"{phase}_cpu"] > 0
+    assert 0 < timings["trace_writer_cpu_s"] < timings["total_cpu_s"]
     assert (out / "metrics.csv").read_text().count("\n") == 5  # header, step 0 (after warm-up), one row per step
     assert (out / "reward_curve.png").stat().st_size > 0
     assert (out / "policy" / "config.json").is_file()

@@ -224,7 +224,7 @@ def _run(out: Path, seed: int, settings: DemoSettings, cache_dir: str | Path | N
     from proofgym.policies import build_tiny_model, quiet_transformers
 
     timings: dict[str, float] = {}
-    started = time.perf_counter()
+    started, started_cpu = time.perf_counter(), time.process_time()
     random.seed(seed)
     torch.manual_seed(seed)
 
@@ -325,6 +325,8 @@ def _run(out: Path, seed: int, settings: DemoSettings, cache_dir: str | Path | N
             (average.model if average is not None else model).save_pretrained(out / "policy")
             tokenizer.save_pretrained(out / "policy")
         timings["total_s"] = time.perf_counter() - started
+        timings["total_cpu_s"] = time.process_time() - started_cpu
+        timings["trace_writer_cpu_s"] = traces.cpu_s
         timings["step_s_median"] = statistics.median(step_times)
         timings["steps"] = float(len(step_times))
         outcome = DemoResult(out_dir=out, seed=seed, steps=len(step_times), untrained=untrained, warmed_up=warmed_up,
@@ -399,11 +401,19 @@ class _BackgroundWrites:
         self.store = store
         self.pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="proofgym-demo-traces")
         self.pending: Any = None
+        self.cpu_s = 0.0  # the writer thread's CPU seconds
 
     def write(self, sessions: Callable[[], list[Any]]) -> None:
         if self.pending is not None:
             self.pending.result()
-        self.pending = self.pool.submit(lambda: self.store.write_sessions(sessions()))
+        self.pending = self.pool.submit(self._write, sessions)
+
+    def _write(self, sessions: Callable[[], list[Any]]) -> None:
+        started = time.thread_time()
+        try:
+            self.store.write_sessions(sessions())
+        finally:
+            self.cpu_s += time.thread_time() - started
 
     def close(self, check: bool = True) -> None:
         pending, self.pending = self.pending, None
@@ -413,16 +423,20 @@ class _BackgroundWrites:
 
 
 class _phase:
-    """Adds the seconds spent inside the ``with`` block to ``timings[key]``."""
+    """Adds the seconds spent inside the ``with`` block to ``timings[key]``, and the process's CPU seconds in it
+    (every thread's: the trace writer's too) to ``timings[key + "_cpu"]``: on a busy machine the wall time says
+    little, the CPU time what the phase costs."""
 
     def __init__(self, timings: dict[str, float], key: str) -> None:
         self.timings, self.key = timings, key
 
     def __enter__(self) -> None:
-        self.start = time.perf_counter()
+        self.start, self.cpu = time.perf_counter(), time.process_time()
 
     def __exit__(self, *exc: object) -> None:
         self.timings[self.key] = self.timings.get(self.key, 0.0) + time.perf_counter() - self.start
+        cpu_key = f"{self.key}_cpu"
+        self.timings[cpu_key] = self.timings.get(cpu_key, 0.0) + time.process_time() - self.cpu
 
 
 _COLUMNS = (("step", "step", "{:d}"), ("reward", "reward", "{:+.3f}"), ("certified", "certified", "{:.1%}"),

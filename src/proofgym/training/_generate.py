@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
@@ -204,10 +203,7 @@ def _decode(model: Any, ids: Any, mask: Any, *, num_samples: int, temperatures: 
         if temperatures is None:
             chosen = logits.argmax(-1)
         else:
-            scores = logits.float() / temperatures
-            if top_k is not None and top_k < scores.shape[-1]:
-                scores = scores.masked_fill(scores < torch.topk(scores, top_k).values[..., -1:], -math.inf)
-            chosen = torch.multinomial(torch.softmax(scores, dim=-1), 1).squeeze(-1)
+            chosen = _draw(logits.float() / temperatures, top_k)
         chosen = torch.where(ended, torch.full_like(chosen, pad_id), chosen)
         out[rows, t] = chosen
         width = t + 1
@@ -252,10 +248,7 @@ def _decode_shared(model: Any, head: Any, mask: Any, *, num_samples: int, temper
     eos = torch.tensor(eos_ids, device=mask.device)
     width = 0
     for t in range(max_new_tokens):
-        scores = logits.float() / node_temperature
-        if top_k is not None and top_k < vocab:
-            scores = scores.masked_fill(scores < torch.topk(scores, top_k).values[..., -1:], -math.inf)
-        chosen = torch.multinomial(torch.softmax(scores, dim=-1)[row_node], 1).squeeze(-1)
+        chosen = _draw(logits.float() / node_temperature, top_k, row_node)
         out[rows, t] = chosen
         width = t + 1
         running = ~torch.isin(chosen, eos)
@@ -274,6 +267,28 @@ def _decode_shared(model: Any, head: Any, mask: Any, *, num_samples: int, temper
                      use_cache=True)
         cache, logits, position = step.cache, step.logits[:, -1, :], position + 1
     return out[:, :width]
+
+
+def _draw(scores: Any, top_k: int | None, rows: Any = None) -> Any:
+    """One token id per row, drawn from ``softmax(scores)`` (``[N, V]``; with ``top_k``, from the ``top_k``
+    likeliest tokens only), ``rows`` (``[R]``, default one draw per row of ``scores``) naming the row of ``scores``
+    each draw uses. Each draw is ``argmax(p / e)`` over its distribution ``p`` with ``e`` independent Exp(1)
+    noise (the exponential race, equivalent to the Gumbel-max trick): an exact sample, at a fraction of the cost
+    of ``torch.multinomial`` on CPU (which took 14 % of a demo step), and from torch's global generator."""
+    import torch
+
+    indices = None
+    if top_k is not None and top_k < scores.shape[-1]:
+        scores, indices = torch.topk(scores, top_k)
+    probs = torch.softmax(scores, dim=-1)
+    if rows is not None:
+        probs = probs[rows]
+    # noise of exactly 0 would make 0 / 0 (a token of probability 0) or a certain pick: kept above it
+    noise = torch.empty_like(probs).exponential_(1.0).clamp_(min=torch.finfo(probs.dtype).tiny)
+    picked = (probs / noise).argmax(-1)
+    if indices is None:
+        return picked
+    return indices[rows if rows is not None else slice(None), :].gather(-1, picked.unsqueeze(-1)).squeeze(-1)
 
 
 def _eos_ids(model: Any, tokenizer: Any) -> list[int]:
