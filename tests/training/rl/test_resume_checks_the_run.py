@@ -78,9 +78,16 @@ def test_the_command_refuses_another_seed_in_one_line(seed_5, tmp_path):
 def test_the_keys_a_resume_may_change_leave_it_resumable(seed_5, tmp_path):
     config, output = seed_5
     notes: list[str] = []
-    resumable = _config(config, training={"iterations_per_epoch": 2, "max_error_share": 0.9, "checkpoint_every": 5},
+    resumable = _config(config, training={"iterations_per_epoch": 2, "max_error_share": 0.9, "checkpoint_every": 5,
+                                          "cpu_threads": 1},
                         evaluation={"every_n_iters": 2, "stop_at": 0.99, "stop_streak": 3})
-    result = RLTrainer(resumable, output_dir=_copy(output, tmp_path), on_note=notes.append).run()
+    import torch
+
+    threads = torch.get_num_threads()
+    try:
+        result = RLTrainer(resumable, output_dir=_copy(output, tmp_path), on_note=notes.append).run()
+    finally:
+        torch.set_num_threads(threads)  # training.cpu_threads set this process's
     assert any(n.startswith("resumed from") and "iteration 1" in n for n in notes)
     assert result.iterations == 2
 

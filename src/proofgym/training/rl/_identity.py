@@ -22,12 +22,13 @@ from proofgym.training.rl._config import RLConfig
 from proofgym.training.rl._task_app import RLError
 
 #: Keys that may change when a run resumes: how long it goes and when it stops (iterations, the error budget, the
-#: stop rule), how often it evaluates and checkpoints, where its services run and where it writes. The rest say what
-#: the run learns from and how; ``training.seed`` is checked on its own.
+#: stop rule), how often it evaluates and checkpoints, where its services run, how many CPU threads it uses and where
+#: it writes. The rest say what the run learns from and how; ``training.seed`` is checked on its own.
 RESUMABLE_KEYS: tuple[str, ...] = (
     "services", "compute", "topology", "vllm", "reference",
     "training.seed", "training.num_epochs", "training.iterations_per_epoch", "training.max_error_share",
     "training.checkpoint_every", "training.output_dir", "training.request_timeout_s", "training.log_interval",
+    "training.cpu_threads",
     "training.async_semaphore_max", "rollout.max_concurrent_rollouts",
     "evaluation.every_n_iters", "evaluation.stop_at", "evaluation.stop_streak", "evaluation.confirm_seeds",
 )
