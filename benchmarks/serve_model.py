@@ -246,9 +246,10 @@ def main() -> None:
             line += f"  x{ratio:.2f} ({what}; goal >= {goal:g}: {'met' if ratio >= goal else 'NOT met'})"
         print(line)
     if "llama_cpp" in engines:
-        print(f"llama_cpp: {engines['llama_cpp'].prefix_tokens_reused} prompt tokens reused from the previous "
-              "prompt's KV cells (the chat template's system turn)")
-    print(f"torch engine: {torch_backend.batches_decoded} batches, {torch_backend.rows_decoded} rows")
+        print(f"llama_cpp engine: {engines['llama_cpp'].prefix_tokens_reused} prompt tokens' KV cells copied from "
+              "the last prompt run in the batch (the chat template's system turn)")
+    print(f"torch engine: {torch_backend.batches_decoded} batches, {torch_backend.rows_decoded} rows, "
+          f"{torch_backend.prefix_tokens_reused} prompt tokens' keys and values reused from the last prompt run")
     if waiting is not None:
         wall_s = {key: statistics.median(wall for wall, _ in runs) for key, runs in staggered.items()}
         latency = {key: statistics.median(x for _, each in runs for x in each) for key, runs in staggered.items()}
