@@ -27,12 +27,16 @@ import importlib.util
 import platform
 import random
 import resource
+import sys
 import tempfile
 import time
 from pathlib import Path
 
 from proofgym.config import load_run_config
 from proofgym.domains import build_example, export_dataset, gold_completion, init_domain, load_domain
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _machine import processor  # noqa: E402  (benchmarks/_machine.py)
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "byod"
 
@@ -53,16 +57,6 @@ def write_csv(path: Path, rows: int) -> None:
         writer.writerow(make.COLUMNS)  # type: ignore[attr-defined]
         for i in range(rows):
             writer.writerow(make.row(rng, i))  # type: ignore[attr-defined]
-
-
-def processor() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
 
 
 def peak_rss_mib() -> float:

@@ -22,13 +22,15 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import statistics
 import subprocess
 import sys
 import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _machine import processor  # noqa: E402  (benchmarks/_machine.py)
 
 HERE = Path(__file__).resolve().parent.parent
 AVX2 = {"ATEN_CPU_CAPABILITY": "avx2", "DNNL_MAX_CPU_ISA": "AVX2", "MKL_ENABLE_INSTRUCTIONS": "AVX2"}
@@ -40,16 +42,6 @@ def parse_seeds(text: str) -> list[int]:
         low, _, high = part.strip().partition("-")
         seeds.extend(range(int(low), int(high or low) + 1))
     return seeds
-
-
-def processor() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown"
 
 
 def run_one(src: Path, seed: int, isa: str, out: Path) -> dict[str, object]:

@@ -22,7 +22,6 @@ import csv
 import datetime
 import json
 import os
-import platform
 import re
 import resource
 import signal
@@ -34,18 +33,11 @@ import time
 from pathlib import Path
 from typing import Any
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _machine import processor  # noqa: E402  (benchmarks/_machine.py)
+
 CONFIG = Path(__file__).parents[1] / "configs" / "rl" / "fact_finding_tiny.toml"
 PHASES = ("setup", "warmup", "rollout", "judge", "update", "sync", "overlap_wait", "evaluation", "checkpoint")
-
-
-def processor() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return f"{line.split(':', 1)[1].strip()}, {os.cpu_count()} CPUs"
-    except OSError:
-        pass
-    return f"{platform.processor() or platform.machine()}, {os.cpu_count()} CPUs"
 
 
 def before_config(config: Path, folder: Path) -> Path:
@@ -122,7 +114,8 @@ def main() -> None:
     args = parser.parse_args()
     if args.steps < 1 or args.burners < 0:
         raise SystemExit(f"--steps must be at least 1 and --burners at least 0, got {args.steps} and {args.burners}")
-    print(f"{processor()}; {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC; load average before: "
+    print(f"{processor()}, {os.cpu_count()} CPUs; {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC; "
+          f"load average before: "
           f"{os.getloadavg()[0]:.2f}; {args.config.name}, seed {args.seed}, {args.steps} iterations")
     with tempfile.TemporaryDirectory() as folder:
         root = Path(folder)

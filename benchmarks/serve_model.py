@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import platform
 import statistics
 import sys
 import threading
@@ -41,6 +40,9 @@ from typing import Any, Callable
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
 from _threaded_server import ThreadedServer  # noqa: E402  (the test suite's uvicorn-in-a-thread helper)
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _machine import processor  # noqa: E402  (benchmarks/_machine.py)
 
 QUESTIONS = [
     "Is the sky blue on a clear day?",
@@ -120,16 +122,6 @@ def staggered_run(http: Any, bodies: list[dict[str, Any]], gap_s: float) -> tupl
     return time.perf_counter() - started, latencies
 
 
-def cpu_model() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown processor"
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--model", default="proofgym:tiny")
@@ -175,7 +167,7 @@ def main() -> None:
         else:
             engines["llama_cpp"] = LlamaCppBackend.load(args.model, max_batch_size=len(QUESTIONS),
                                                         batch_window_ms=args.batch_window_ms, threads=args.threads)
-    print(f"{args.model}: loaded in {time.perf_counter() - started:.1f} s; {cpu_model()}, {os.cpu_count()} CPUs; "
+    print(f"{args.model}: loaded in {time.perf_counter() - started:.1f} s; {processor()}, {os.cpu_count()} CPUs; "
           f"{args.threads} threads for bare generate and every engine (torch {torch.get_num_threads()}, "
           f"OMP_WAIT_POLICY={os.environ.get('OMP_WAIT_POLICY', '')}); max_tokens {args.max_tokens}, greedy, "
           f"{len(QUESTIONS)} prompts; median of {args.runs} runs after a warm-up")
