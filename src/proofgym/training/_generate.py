@@ -283,12 +283,11 @@ def _draw(scores: Any, top_k: int | None, rows: Any = None) -> Any:
     probs = torch.softmax(scores, dim=-1)
     if rows is not None:
         probs = probs[rows]
+        indices = indices[rows] if indices is not None else None
     # noise of exactly 0 would make 0 / 0 (a token of probability 0) or a certain pick: kept above it
     noise = torch.empty_like(probs).exponential_(1.0).clamp_(min=torch.finfo(probs.dtype).tiny)
     picked = (probs / noise).argmax(-1)
-    if indices is None:
-        return picked
-    return indices[rows if rows is not None else slice(None), :].gather(-1, picked.unsqueeze(-1)).squeeze(-1)
+    return picked if indices is None else indices.gather(-1, picked.unsqueeze(-1)).squeeze(-1)
 
 
 def _eos_ids(model: Any, tokenizer: Any) -> list[int]:

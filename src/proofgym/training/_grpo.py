@@ -390,15 +390,15 @@ def _batch(prompts: list[list[int]], completions: list[list[int]], pad: int, dev
     prefix_ids = [[pad] * (p_width - len(p)) + list(p) for p in distinct]
     prefix_attention = [[0] * (p_width - len(p)) + [1] * len(p) for p in distinct]
     pair_completion_ids = [list(c) + [pad] * (c_width - len(c)) for _, c in pairs]
-    completion_ids = [list(c) + [pad] * (c_width - len(c)) for c in completions]
-    mask = [[1] * len(c) + [0] * (c_width - len(c)) for c in completions]
+    pair_mask = [[1] * len(c) + [0] * (c_width - len(c)) for _, c in pairs]
 
     def as_tensor(rows: list[Any]) -> Any:
         return torch.tensor(rows, dtype=torch.long, device=device)
 
+    pair_completions, rows = as_tensor(pair_completion_ids), as_tensor(row_pair)
     return {"prefix_ids": as_tensor(prefix_ids), "prefix_attention": as_tensor(prefix_attention),
-            "pair_prefix": as_tensor(pair_prefix), "pair_completion_ids": as_tensor(pair_completion_ids),
-            "row_pair": as_tensor(row_pair), "completion_ids": as_tensor(completion_ids), "mask": as_tensor(mask)}
+            "pair_prefix": as_tensor(pair_prefix), "pair_completion_ids": pair_completions, "row_pair": rows,
+            "completion_ids": pair_completions[rows], "mask": as_tensor(pair_mask)[rows]}
 
 
 def _unpad(ids: Any, mask: Any) -> list[list[int]]:
