@@ -102,14 +102,19 @@ def test_token_level_sampling_draws_from_the_models_distribution(small_model):
     prompt = _token_ids(tokenizer, _prompts(1))
     got = sample_token_ids(model, prompt, num_samples=4000, temperature=2.0, max_new_tokens=1,
                            eos_ids=[tokenizer.eos_token_id], pad_id=tokenizer.pad_token_id, top_k=5)
-    ids = torch.tensor(prompt)
-    with torch.no_grad():
-        logits = model(input_ids=ids).logits[0, -1, :] / 2.0
-    top = torch.topk(logits, 5)
-    expected = torch.softmax(top.values, -1)
-    counts = torch.tensor([sum(tokens[0] == int(t) for tokens in got) for t in top.indices], dtype=torch.float)
+    counts, expected = _drawn_against_the_model(model, prompt[0], [tokens[0] for tokens in got], top_k=5)
     assert int(counts.sum()) == 4000  # nothing outside the top 5
     assert torch.allclose(counts / 4000, expected, atol=0.03)
+
+
+def _drawn_against_the_model(model, ids, drawn, *, top_k, temperature=2.0):
+    """How often each of the model's ``top_k`` likeliest next tokens after ``ids`` is among ``drawn``, and their
+    probabilities at ``temperature`` renormalised over the top k."""
+    with torch.no_grad():
+        logits = model(input_ids=torch.tensor([ids])).logits[0, -1, :] / temperature
+    top = torch.topk(logits, top_k)
+    counts = torch.tensor([drawn.count(int(t)) for t in top.indices], dtype=torch.float)
+    return counts, torch.softmax(top.values, -1)
 
 
 def test_token_level_sampling_refuses_what_it_cannot_sample(small_model):
@@ -139,11 +144,7 @@ def test_each_sample_draws_its_next_token_from_its_own_prefix(small_model):
     firsts = [tokens[0] for tokens in got if len(tokens) == 2]
     for first in sorted(set(firsts), key=firsts.count)[-2:]:  # the two commonest first tokens
         seconds = [tokens[1] for tokens in got if len(tokens) == 2 and tokens[0] == first]
-        with torch.no_grad():
-            logits = model(input_ids=torch.tensor([prompt[0] + [first]])).logits[0, -1, :] / 2.0
-        top = torch.topk(logits, 3)
-        expected = torch.softmax(top.values, -1)
-        counts = torch.tensor([seconds.count(int(t)) for t in top.indices], dtype=torch.float)
+        counts, expected = _drawn_against_the_model(model, prompt[0] + [first], seconds, top_k=3)
         assert int(counts.sum()) == len(seconds) >= 1000
         assert torch.allclose(counts / len(seconds), expected, atol=0.05)
 
