@@ -150,6 +150,15 @@ def test_n_gives_that_many_choices_each_seeded_by_its_index(client):
     assert reply["usage"]["completion_tokens"] == sum(len(choice["token_ids"]) for choice in reply["choices"])
 
 
+def test_greedy_choices_are_one_answer_decoded_once(client, backend):
+    rows = backend.rows_decoded
+    reply = chat(client, temperature=0, n=3, max_tokens=8)
+    assert backend.rows_decoded - rows == 1
+    assert [choice["index"] for choice in reply["choices"]] == [0, 1, 2]
+    assert len({tuple(choice["token_ids"]) for choice in reply["choices"]}) == 1
+    assert reply["usage"]["completion_tokens"] == 3 * len(reply["choices"][0]["token_ids"])
+
+
 def test_stop_string_ends_the_reply_before_it(client):
     free = chat(client, temperature=1.0, seed=5, max_tokens=24)["choices"][0]
     text = free["message"]["content"]

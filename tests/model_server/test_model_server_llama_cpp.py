@@ -121,15 +121,19 @@ def test_concurrent_requests_are_decoded_together(http, backend):
         assert choice["message"]["content"].strip() and choice["finish_reason"] in ("stop", "length")
 
 
-def test_seeded_samples_are_reproducible_and_choices_differ(http):
+def test_seeded_samples_are_reproducible_and_choices_differ(http, backend):
     body = {"temperature": 1.0, "seed": 42, "max_tokens": 12, "n": 3}
     first = ask(http, "Name a colour.", **body)
     again = ask(http, "Name a colour.", **body)
     ids = [choice["token_ids"] for choice in first["choices"]]
     assert ids == [choice["token_ids"] for choice in again["choices"]]  # the same batch: the same tokens
     assert len({tuple(each) for each in ids}) > 1  # each choice draws from its own generator
-    greedy = ask(http, "Name a colour.", temperature=0, max_tokens=12, n=2)["choices"]
-    assert greedy[0]["token_ids"] == greedy[1]["token_ids"]
+    rows = backend.rows_decoded
+    reply = ask(http, "Name a colour.", temperature=0, max_tokens=12, n=2)
+    greedy = reply["choices"]
+    assert backend.rows_decoded - rows == 1  # greedy choices are one answer, decoded once
+    assert greedy[0]["token_ids"] == greedy[1]["token_ids"] and [c["index"] for c in greedy] == [0, 1]
+    assert reply["usage"]["completion_tokens"] == 2 * len(greedy[0]["token_ids"])
 
 
 def test_logprobs_of_greedy_tokens_are_the_best_alternatives(http):

@@ -323,10 +323,15 @@ def create_model_app(backend: BatchingBackend, *, api_key: str | None = None, ma
         params = await asyncio.to_thread(_sampling, body, plan, backend, len(prompt_ids), max_tokens_limit)
         from proofgym.model_server._generation import BackendBusy
 
+        # Greedy choices are one answer: decode it once and give it to each (two rows of one batch could part on
+        # a near-tie, llama.cpp's logits depending a little on where a row's cells lie).
+        distinct = params[:1] if body.temperature == 0 else params
         try:
-            generations = await _unless_client_leaves(backend.generate(prompt_ids, params), request)
+            generations = await _unless_client_leaves(backend.generate(prompt_ids, distinct), request)
         except BackendBusy as exc:
             raise APIError(503, f"the server is busy: {exc}; retry later", type="server_error") from None
+        if generations is not None and len(generations) < len(params):
+            generations = generations * len(params)
         if generations is None:  # nobody is there to read a reply; its rows were dropped from the batch
             logger.info("serve-model: cid=%s: the client left before its reply; stopped decoding it", cid)
             return SafeJSONResponse({"error": {"message": "the client closed the request", "type": "client_closed",
