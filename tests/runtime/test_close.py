@@ -6,6 +6,7 @@ import time
 
 import pytest
 
+from _bounds import CUT_OFF_S
 from proofgym.core import Claim, ErrorKind
 from proofgym.runtime import RuntimeConfig, VerificationRuntime
 from proofgym.testing import FakeVerifier, Fault
@@ -50,8 +51,8 @@ def test_close_turns_calls_in_flight_into_cancelled_verdicts():
     time.sleep(0.1)
     start = time.perf_counter()
     runtime.close()
-    thread.join(timeout=5)
-    assert time.perf_counter() - start < 2
+    thread.join(timeout=CUT_OFF_S)
+    assert time.perf_counter() - start < CUT_OFF_S  # the hung call would wait for its 60 s timeout
     hung, *healthy = result["verdicts"]
     assert hung.error_kind is ErrorKind.CANCELLED and "closed" in hung.reason
     assert all(v.certified or v.error_kind is ErrorKind.CANCELLED for v in healthy)

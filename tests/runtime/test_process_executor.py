@@ -8,6 +8,7 @@ from proofgym.runtime import ProcessExecutor, RuntimeConfig, VerificationRuntime
 from proofgym.testing import FakeVerifier, Fault
 
 from ._support import CountingFakeVerifier, decide_in_worker, fault_from_payload, make_claims
+from _bounds import CUT_OFF_S
 
 # Generous enough for a worker's start-up (spawn + imports) on a loaded machine, which the first call pays.
 TIMEOUT_S = 1.5
@@ -60,7 +61,7 @@ def test_hung_worker_is_killed_and_replaced():
         start = time.perf_counter()
         [hung] = runtime.verify_many_sync([Claim("h", payload={"i": 1, "fault": Fault.HANG.value})])
         assert hung.error_kind is ErrorKind.TIMEOUT
-        assert time.perf_counter() - start < TIMEOUT_S + 1.0
+        assert time.perf_counter() - start < TIMEOUT_S + CUT_OFF_S  # a hang never ends
         assert not pid_alive(first_pid)
         [after] = runtime.verify_many_sync(make_claims(1, start=2))
         assert after.certified and after.evidence["pid"] != first_pid

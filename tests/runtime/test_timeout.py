@@ -7,6 +7,7 @@ from proofgym.runtime import RuntimeConfig, VerificationRuntime
 from proofgym.testing import FakeVerifier, Fault
 
 from ._support import fault_from_payload
+from _bounds import CUT_OFF_S
 
 
 def hanging(kind=Fault.HANG):
@@ -18,7 +19,7 @@ def test_hang_is_cut_off_and_becomes_invalid_timeout():
     with VerificationRuntime(FakeVerifier(fault=fault_from_payload), config) as runtime:
         start = time.perf_counter()
         [verdict] = runtime.verify_many_sync([hanging()])
-        assert time.perf_counter() - start < 1.0
+        assert time.perf_counter() - start < CUT_OFF_S  # a hang never ends
         assert verdict.invalid and verdict.error_kind is ErrorKind.TIMEOUT
         assert "timeout_s=0.1" in verdict.reason
         assert verdict.timings["verify_s"] >= 0.1

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from _bounds import CUT_OFF_S
 from proofgym.verilog import Sandbox, SandboxLimits, SandboxUnavailable
 
 from ._support import requires_judge
@@ -56,14 +57,14 @@ def test_stdin_is_dev_null():
     start = time.perf_counter()
     result = Sandbox().run('read line; echo "read status $?"', {})
     assert "read status 1" in result.output  # end of file at once, nothing to wait for
-    assert time.perf_counter() - start < 5
+    assert time.perf_counter() - start < CUT_OFF_S
 
 
 def test_the_wall_clock_limit_kills_the_whole_job():
     start = time.perf_counter()
     result = Sandbox(limits=SandboxLimits(wall_s=0.5)).run("sleep 60 & sleep 60", {})
     assert result.timed_out and result.killed_by_limit == "wall_time" and result.exit_code is None
-    assert time.perf_counter() - start < 5
+    assert time.perf_counter() - start < CUT_OFF_S  # the job would sleep 60 s
 
 
 def test_output_is_capped_and_a_flood_is_killed():
