@@ -53,7 +53,7 @@ class Stubborn:
         self.stopped = False
 
     async def verify_many(self, claims):
-        for _ in range(200):
+        for _ in range(1200):  # a minute, unless stopped
             try:
                 await asyncio.sleep(0.05)
             except asyncio.CancelledError:
@@ -71,6 +71,6 @@ def test_verifier_that_ignores_cancellation_is_abandoned_then_stopped_on_close(m
         start = time.perf_counter()
         [verdict] = runtime.verify_many_sync([Claim("x")])
         assert verdict.error_kind is ErrorKind.TIMEOUT
-        assert time.perf_counter() - start < 0.5  # timeout plus grace, not the verifier's 10 s
+        assert time.perf_counter() - start < CUT_OFF_S  # timeout plus grace, not the verifier's minute
         assert verifier.cancellations == 1 and not verifier.stopped
     assert verifier.stopped  # close() asked again
