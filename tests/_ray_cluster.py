@@ -66,6 +66,10 @@ class RayNode:
     resources: dict[str, float]
     log: Path
 
+    def pause(self) -> None:
+        """SIGSTOP the node's whole process group: its work in flight hangs (until :meth:`kill`), none ends."""
+        os.killpg(self.process.pid, signal.SIGSTOP)
+
     def kill(self) -> None:
         """SIGKILL the node's whole process group: the node dies as a crashed machine would."""
         if self.process.poll() is None or _group_alive(self.process.pid):
@@ -132,11 +136,12 @@ class LocalRayCluster:
             self.add_node("second", worker_cpus, {"second_node": 1})
         self.wait_for_nodes(len(self.nodes))
 
-    def add_node(self, name: str, cpus: int, resources: dict[str, float]) -> RayNode:
+    def add_node(self, name: str, cpus: int, resources: dict[str, float], python: Path | None = None) -> RayNode:
         """Start a worker node; a start that Ray gives up on (its RPC deadlines, on a loaded machine) is retried
-        once."""
+        once. ``python``: the interpreter the node (and so its workers) runs with, without the tests' import path
+        (for example :func:`python_without_proofgym`'s); default: this one's, with it."""
         for attempt in range(2):
-            node = self._start_node(name, cpus, resources, head=False)
+            node = self._start_node(name, cpus, resources, head=False, python=python)
             self.nodes.append(node)
             try:
                 self._wait_for_resource_or_exit(node, next(iter(resources)))
@@ -216,9 +221,11 @@ class LocalRayCluster:
             self.nodes.clear()
             shutil.rmtree(self.root, ignore_errors=True)
 
-    def _start_node(self, name: str, cpus: int, resources: dict[str, float], *, head: bool) -> RayNode:
+    def _start_node(self, name: str, cpus: int, resources: dict[str, float], *, head: bool,
+                    python: Path | None = None) -> RayNode:
         workers = _free_port_block(40)
-        command = [str(_RAY_BIN), "start", "--block", "--disable-usage-stats", "--node-ip-address", NODE_IP,
+        ray = [str(_RAY_BIN)] if python is None else [str(python), "-m", "ray.scripts.scripts"]
+        command = [*ray, "start", "--block", "--disable-usage-stats", "--node-ip-address", NODE_IP,
                    "--num-cpus", str(cpus), "--num-gpus", "0", "--resources", json.dumps(resources),
                    "--object-store-memory", str(_OBJECT_STORE_BYTES),
                    "--node-manager-port", str(_free_port()), "--object-manager-port", str(_free_port()),
@@ -233,6 +240,9 @@ class LocalRayCluster:
             command += ["--address", self.address]
         log = self.root / f"{name}.log"
         env = {**os.environ, "RAY_USAGE_STATS_ENABLED": "0", "PYTHONPATH": _pythonpath(), **self._auth_env()}
+        if python is not None:
+            env.pop("PYTHONPATH")
+            env.pop("VIRTUAL_ENV", None)
         env.pop("RAY_ADDRESS", None)
         env.pop("RAY_AUTH_TOKEN_PATH", None)
         with log.open("wb") as out:
@@ -259,6 +269,25 @@ class LocalRayCluster:
             if node.process.poll() is not None:
                 tail = node.log.read_text(errors="replace")[-2000:]
                 raise RuntimeError(f"ray start ({node.name}) exited with {node.process.returncode}:\n{tail}")
+
+
+def python_without_proofgym(root: Path) -> Path:
+    """A virtual environment under ``root`` with every package of this interpreter's but proofgym (and the plugins
+    installed beside it), and its interpreter: a machine where ``pip install ray`` and proofgym's dependencies were
+    run, never proofgym's install. Its site-packages links each entry of this one's, leaving out proofgym's code
+    path (its editable install's ``.pth``) and its distribution metadata, so neither ``import proofgym`` nor its
+    entry points resolve there."""
+    import site
+    import venv
+
+    venv.EnvBuilder(with_pip=False, symlinks=True).create(root)
+    [target] = (root / "lib").glob("python3*/site-packages")
+    [source] = [Path(p) for p in site.getsitepackages() if Path(p).is_dir()][:1]
+    for entry in source.iterdir():
+        if "proofgym" in entry.name.lower() or entry.name.startswith("_proofgym"):
+            continue
+        (target / entry.name).symlink_to(entry)
+    return root / "bin" / "python"
 
 
 def _pythonpath() -> str:

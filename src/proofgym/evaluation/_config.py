@@ -21,6 +21,7 @@ from proofgym.config import (
     read_config_file,
 )
 from proofgym.evaluation._judges import EvaluationJudgeSection, check_judges, expected_judge_keys, judge_entries
+from proofgym.runtime import RayPlacement
 
 _MAX_SEEDS = 1_000_000
 _RANGE = re.compile(r"^\s*(\d+)\s*(?:-\s*(\d+)\s*)?$")
@@ -209,16 +210,16 @@ class EvaluationSection(BaseModel):
         return options
 
 
-class ComputeSection(BaseModel):
+class ComputeSection(RayPlacement):
     """``[compute]``: where the rollouts run. With ``ray_address`` (or ``proofgym eval --ray ADDRESS``) they run
     as Ray actors spread over that cluster (``auto``, ``host:port`` or ``ray://host:port``), each reserving
-    ``num_cpus`` CPUs; ``workers`` actors at most (default: ``[evaluation] concurrency``, capped by the cluster's
-    CPUs)."""
+    ``num_cpus`` CPUs (and ``num_gpus``, ``memory``, custom ``resources`` when given); ``workers`` actors at most
+    (default: ``[evaluation] concurrency``, capped by what the cluster holds). ``[compute.runtime_env]`` is what
+    Ray ships to every node (:class:`~proofgym.runtime.RayRuntimeEnv`)."""
 
     model_config = ConfigDict(extra="forbid")
 
     ray_address: str | None = Field(None, min_length=1)
-    num_cpus: float = Field(1.0, gt=0, le=1024, allow_inf_nan=False)
     workers: int | None = Field(None, ge=1, le=1024)
 
     @field_validator("ray_address")

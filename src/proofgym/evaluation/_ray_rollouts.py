@@ -9,11 +9,12 @@
   server, exactly as the trainer does with ``local:ENV``. The driver is the one writer of the run's trace store:
   every session comes back in the rollout's answer, marked with its node (``ray_node``).
 
-Both size the pool alike (``compute.workers`` actors, default: the rollout concurrency, at most the cluster's CPUs
-divided by ``compute.num_cpus``; the caller bounds rollouts in flight, so the concurrency holds cluster-wide), wait
-once for every actor to be up so that the work spreads over the nodes at once, and roll a rollout whose actor or
-node is lost under it out again on another actor (up to :data:`MAX_ATTEMPTS` times): a lost node costs time, never a
-result; one lost every time, or one whose actor's code raised, fails saying why, never a zero.
+Both size the pool alike (``compute.workers`` actors, default: the rollout concurrency, at most as many as the
+cluster holds with each actor's ``num_cpus`` / ``num_gpus`` / ``memory`` / ``resources``; the caller bounds rollouts
+in flight, so the concurrency holds cluster-wide), ship ``compute.runtime_env`` to the nodes, wait once for every
+actor to be up so that the work spreads over the nodes at once, and roll a rollout whose actor or node is lost under
+it out again on another actor (up to :data:`MAX_ATTEMPTS` times): a lost node costs time, never a result; one lost
+every time, or one whose actor's code raised, fails saying why, never a zero.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ import shutil
 import tempfile
 import time
 from pathlib import Path
-from typing import Any, Mapping, Protocol, cast
+from typing import Any, Mapping, cast
 
 from proofgym.evaluation._config import ComputeSection, EvaluationSection
 from proofgym.evaluation._report import SeedResult
@@ -42,24 +43,17 @@ _EVAL_FILL_TIMEOUT_S = 120.0
 _TASK_APP_FILL_TIMEOUT_S = 180.0
 
 
-class RayCompute(Protocol):
-    """What of a ``[compute]`` section the pool reads (eval's and the RL config's)."""
-
-    ray_address: str | None
-    num_cpus: float
-    workers: int | None
-
-
 class _ActorRollouts:
-    """A pool of rollout actors of ``host``, each called with ``rollout(...)``."""
+    """A pool of rollout actors of ``host``, each called with ``rollout(...)``, placed as ``compute`` says (its
+    resources per actor; its ``runtime_env`` is the job's when this process joins the cluster here)."""
 
-    def __init__(self, host: type, args: tuple[Any, ...], *, compute: RayCompute, concurrency: int,
+    def __init__(self, host: type, args: tuple[Any, ...], *, compute: ComputeSection, concurrency: int,
                  fill_timeout_s: float) -> None:
-        self._ray = ray = connect_ray(compute.ray_address)
-        capacity = max(1, int(ray.cluster_resources().get("CPU", 1) // compute.num_cpus))
+        self._ray = ray = connect_ray(compute.ray_address, compute.runtime_env)
+        capacity = compute.capacity(ray.cluster_resources())
         self.size = compute.workers or max(1, min(concurrency, capacity))
         self._fill_timeout_s = fill_timeout_s
-        self._pool = RayActorPool(host, size=self.size, num_cpus=compute.num_cpus, args=args)
+        self._pool = RayActorPool(host, size=self.size, placement=compute, args=args)
 
     def nodes_used(self) -> set[str]:
         return self._pool.nodes_used()
@@ -143,9 +137,9 @@ class _RolloutHost:
 class RayTaskApps(_ActorRollouts):
     """The RL trainer's rollouts on a pool of :class:`_TaskAppHost` actors (a task app each)."""
 
-    def __init__(self, env_name: str, *, env_config: Mapping[str, Any], compute: RayCompute, concurrency: int,
-                 timeout_s: float) -> None:
-        super().__init__(_TaskAppHost, (env_name, dict(env_config), timeout_s), compute=compute,
+    def __init__(self, env_name: str, *, env_config: Mapping[str, Any], compute: ComputeSection, concurrency: int,
+                 timeout_s: float, ports: range | None = None) -> None:
+        super().__init__(_TaskAppHost, (env_name, dict(env_config), timeout_s, ports), compute=compute,
                          concurrency=concurrency, fill_timeout_s=_TASK_APP_FILL_TIMEOUT_S)
 
     async def rollout(self, body: Mapping[str, Any], seed: int, cid: str) -> TaskAppRollout:
@@ -187,10 +181,12 @@ def _process_runs(pid: int) -> bool:
 
 
 class _TaskAppHost:
-    """A Ray actor: the environment's task app on a loopback port of its node, and the task-app client rolling out
-    on it (one rollout at a time; the actor's own event loop)."""
+    """A Ray actor: the environment's task app on a loopback port of its node (the first free one of ``ports`` when
+    given, else any), and the task-app client rolling out on it (one rollout at a time; the actor's own event
+    loop)."""
 
-    def __init__(self, env_name: str, env_config: dict[str, Any], timeout_s: float) -> None:
+    def __init__(self, env_name: str, env_config: dict[str, Any], timeout_s: float,
+                 ports: range | None = None) -> None:
         import ray
 
         from proofgym.http import BackgroundServer
@@ -203,7 +199,7 @@ class _TaskAppHost:
         # The node's own store, which the app commits each session to; the driver keeps the run's copy.
         app = create_app(env_name, env_config=env_config, api_key=key, store=self._dir / "traces.db",
                          max_concurrency=1)
-        self._server = BackgroundServer(app, name="proofgym-rl-task-app").start(timeout_s=60.0)
+        self._server = BackgroundServer(app, name="proofgym-rl-task-app", ports=ports).start(timeout_s=60.0)
         self._runner = asyncio.Runner()
         self._client = TaskAppClient(self._server.url, api_key=key, concurrency=1, timeout_s=timeout_s,
                                      tries=RL_ROLLOUT_TRIES)

@@ -11,7 +11,8 @@ from proofgym.http._auth import is_loopback
 
 
 class BackgroundServer:
-    """``app`` on ``host`` and a free port, served by uvicorn on a daemon thread until :meth:`close`.
+    """``app`` on ``host`` and a free port (the first free one of ``ports`` when given), served by uvicorn on a
+    daemon thread until :meth:`close`.
 
     The socket is bound when the server is built, so :attr:`url` is known (and the port taken) before
     :meth:`start`. ``config``: uvicorn's settings on top of ``log_level="warning"`` and no access log (for example
@@ -19,17 +20,11 @@ class BackgroundServer:
     """
 
     def __init__(self, app: Any, *, host: str = "127.0.0.1", name: str = "proofgym-server", what: str | None = None,
-                 **config: Any) -> None:
+                 ports: range | None = None, **config: Any) -> None:
         import uvicorn
 
         family = socket.AF_INET6 if ":" in host else socket.AF_INET
-        self._socket = socket.socket(family)
-        self._socket.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        try:
-            self._socket.bind((host, 0))
-        except OSError as exc:
-            self._socket.close()
-            raise OSError(f"cannot listen on {host}: {exc}") from None
+        self._socket = _bind(family, host, ports)
         self.host, self.port = host, self._socket.getsockname()[1]
         self.url = f"http://{f'[{host}]' if family == socket.AF_INET6 else host}:{self.port}"
         self.loopback = is_loopback(host)
@@ -64,3 +59,20 @@ class BackgroundServer:
         if self._thread.is_alive():
             self._thread.join(timeout=timeout_s)
         self._socket.close()
+
+
+def _bind(family: socket.AddressFamily, host: str, ports: range | None) -> socket.socket:
+    """A socket bound on ``host`` to the first free port of ``ports`` (any free port when ``None``); ``OSError``
+    naming the host (and the ports) when none is free."""
+    last: OSError | None = None
+    for port in ports if ports is not None else (0,):
+        sock = socket.socket(family)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind((host, port))
+            return sock
+        except OSError as exc:
+            sock.close()
+            last = exc
+    where = f"{host}" if ports is None else f"{host}, ports {ports.start}-{ports.stop - 1}"
+    raise OSError(f"cannot listen on {where}: {last or 'no port in the range'}")

@@ -2,24 +2,106 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal, Mapping
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 # "auto", "host:port" or "ray://host:port" (Ray Client); None starts (or joins $RAY_ADDRESS) as ``ray.init()`` does.
 _RAY_ADDRESS = r"^(auto|(ray://)?[A-Za-z0-9_.\-\[\]:]+:[0-9]{1,5})$"
 
 
-class RayConfig(BaseModel):
+#: What ``runtime_env.excludes`` is when not given: never ship a repository's history or a virtual environment.
+DEFAULT_RAY_EXCLUDES: tuple[str, ...] = (".git", ".venv", "__pycache__")
+
+
+class RayRuntimeEnv(BaseModel):
+    """``runtime_env``: what Ray sets up on every node for the actors (``ray.init(runtime_env=...)``), so a cluster
+    without proofgym (or without the run's files) installed works. The keys are Ray's own, read strictly:
+
+    - ``working_dir``: a local folder (relative to the current directory) that Ray zips, uploads and unpacks on each
+      node as the actors' current folder, first on their ``sys.path``; or a remote ``.zip`` URI.
+    - ``py_modules``: local package folders, ``.whl`` files or remote ``.zip`` URIs, each importable on every node;
+      an entry that is no path but the name of an importable package (``"proofgym"``) ships that package's folder
+      and, when it was installed, its distribution metadata (the entry points that register environments and
+      verifiers).
+    - ``pip`` / ``uv``: requirements installed on each node into a virtual environment of Ray's (a list of
+      requirement strings, or the path of a ``requirements.txt``); the nodes need a package index.
+    - ``env_vars``: environment variables of the actors.
+    - ``excludes``: gitignore-style patterns left out of ``working_dir`` and ``py_modules`` uploads (default
+      ``.git``, ``.venv``, ``__pycache__``; Ray also honours the ``.gitignore`` files it finds).
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    working_dir: str | None = Field(None, min_length=1, description="folder (or .zip URI) shipped as the actors' "
+                                                                    "current folder")
+    py_modules: list[str] | None = Field(None, description="package folders, .whl files, .zip URIs or names of "
+                                                           "importable packages shipped to every node")
+    pip: list[str] | str | None = Field(None, description="requirements (or a requirements.txt path) installed "
+                                                          "on each node with pip")
+    uv: list[str] | str | None = Field(None, description="requirements (or a requirements.txt path) installed on "
+                                                         "each node with uv")
+    env_vars: dict[str, str] | None = Field(None, description="environment variables of the actors")
+    excludes: list[str] = Field(list(DEFAULT_RAY_EXCLUDES), description="patterns not uploaded")
+
+    @model_validator(mode="after")
+    def _one_installer(self) -> RayRuntimeEnv:
+        if self.pip is not None and self.uv is not None:
+            raise ValueError("pip and uv cannot both be given (Ray installs with one of them)")
+        return self
+
+
+class RayPlacement(BaseModel):
+    """What each Ray actor reserves on its node, and the ``runtime_env`` set up for it. Ray schedules an actor only
+    on a node with all of it free, so these also bound how many actors run at once."""
+
+    num_cpus: float = Field(1.0, gt=0, le=1024, allow_inf_nan=False, description="CPUs each actor reserves")
+    num_gpus: float = Field(0.0, ge=0, le=64, allow_inf_nan=False, description="GPUs each actor reserves")
+    memory: int | None = Field(None, gt=0, description="memory each actor reserves, in bytes (Ray's "
+                                                       "scheduling only: not a limit on what it uses)")
+    resources: dict[str, float] = Field(default_factory=dict, description="custom resources each actor reserves, "
+                                                                          "as the nodes declare them "
+                                                                          "(ray start --resources)")
+    runtime_env: RayRuntimeEnv | None = Field(None, description="what Ray ships to and installs on every node")
+
+    @field_validator("resources")
+    @classmethod
+    def _custom_resources(cls, value: dict[str, float]) -> dict[str, float]:
+        for name, amount in value.items():
+            if name in ("CPU", "GPU", "memory", "object_store_memory"):
+                raise ValueError(f"{name!r} is not a custom resource: use num_cpus, num_gpus or memory")
+            if not name or not amount > 0 or amount != amount or amount == float("inf"):
+                raise ValueError(f"resource {name!r}: expected a name and an amount > 0, got {amount!r}")
+        return value
+
+    def actor_options(self) -> dict[str, Any]:
+        """The placement as ``ray.remote`` options (``num_cpus``, ``num_gpus``, ``memory``, ``resources``)."""
+        options: dict[str, Any] = {"num_cpus": self.num_cpus}
+        if self.num_gpus:
+            options["num_gpus"] = self.num_gpus
+        if self.memory is not None:
+            options["memory"] = self.memory
+        if self.resources:
+            options["resources"] = dict(self.resources)
+        return options
+
+    def capacity(self, cluster: Mapping[str, float]) -> int:
+        """How many actors of this placement the cluster's resources ``cluster`` (``ray.cluster_resources()``) hold
+        at once, at least 1."""
+        wanted = {"CPU": self.num_cpus, "GPU": self.num_gpus, "memory": float(self.memory or 0), **self.resources}
+        fits = [int(cluster.get(name, 0.0) // amount) for name, amount in wanted.items() if amount > 0]
+        return max(1, min(fits, default=1))
+
+
+class RayConfig(RayPlacement):
     """``runtime.ray``: where and how the ``ray`` executor runs verifier calls."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     address: str | None = Field(None, pattern=_RAY_ADDRESS,
-                                description="cluster to join: 'auto', 'host:port' or 'ray://host:port'; "
-                                            "null: $RAY_ADDRESS, else a local Ray started for this process")
-    num_cpus: float = Field(1.0, gt=0, le=1024, allow_inf_nan=False,
-                            description="CPUs Ray reserves for each verifier actor or task")
+                                description="cluster to join: 'auto', 'host:port' or 'ray://host:port' (Ray "
+                                            "Client: pip install 'proofgym[ray-client]'); null: $RAY_ADDRESS, else "
+                                            "a local Ray started for this process")
     mode: Literal["actors", "tasks"] = Field(
         "actors", description="actors: long-lived workers that keep the verifier (its compiled state) between "
                               "calls; tasks: one Ray task per call, the verifier unpickled each time")

@@ -7,18 +7,24 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import importlib.util
+import logging
 import pickle
+import socket
 import threading
+from importlib import metadata
+from pathlib import Path
 from typing import Any, Literal, cast
 
-from proofgym.core import Claim
-from proofgym.runtime._config import RayConfig
+from proofgym.core import Claim, ConfigError
+from proofgym.runtime._config import RayConfig, RayPlacement, RayRuntimeEnv
 from proofgym.runtime._executors import _portable
 from proofgym.verifiers import TransientVerifierError, Verifier
 
 RayMode = Literal["actors", "tasks"]
 _INSTALL_HINT = "pip install 'proofgym[ray]'"
 _connect_lock = threading.Lock()
+_LOG = logging.getLogger("proofgym.runtime")
 
 
 class RayWorkerLost(TransientVerifierError):
@@ -37,43 +43,151 @@ def import_ray() -> Any:
     return ray
 
 
-def connect_ray(address: str | None = None) -> Any:
+def connect_ray(address: str | None = None, runtime_env: RayRuntimeEnv | None = None) -> Any:
     """Join the Ray cluster at ``address`` once per process (``ray.init``) and return the ``ray`` module.
 
-    An existing connection is reused whatever its address. ``None`` joins ``$RAY_ADDRESS`` when set,
-    else starts a local Ray for this process, without the dashboard.
+    ``None`` joins ``$RAY_ADDRESS`` when set, else starts a local Ray for this process, without the dashboard.
+    ``runtime_env`` is the job's: Ray ships and installs it on every node (:func:`ray_runtime_env`). An address
+    ``host:port`` (or ``ray://host:port``) nothing answers on raises a ``ConnectionError`` naming it within
+    :data:`PROBE_TIMEOUT_S`, instead of Ray's minute-long retries. An existing connection is reused whatever its
+    address and runtime_env (a process joins one cluster): when it is to another address than ``address``, or
+    ``runtime_env`` would be left out, one warning line says so.
     """
     ray = import_ray()
     with _connect_lock:
-        if not ray.is_initialized():
-            options: dict[str, Any] = {"address": address, "logging_level": "warning", "log_to_driver": False}
-            if address is None:
-                options["include_dashboard"] = False
-            try:
-                ray.init(**options)
-            except ConnectionError as exc:
-                raise ConnectionError(f"cannot join the Ray cluster at {address or '$RAY_ADDRESS'}: {exc}") from None
+        if ray.is_initialized():
+            _warn_if_reused_differently(ray, address, runtime_env)
+            return ray
+        if address is not None and address != "auto":
+            _probe(address)
+        options: dict[str, Any] = {"address": address, "logging_level": "warning", "log_to_driver": False}
+        if address is None:
+            options["include_dashboard"] = False
+        if runtime_env is not None:
+            options["runtime_env"] = ray_runtime_env(runtime_env)
+        if address is not None and address.startswith("ray://"):
+            _require_ray_client()
+        try:
+            ray.init(**options)
+        except ConnectionError as exc:
+            raise ConnectionError(f"cannot join the Ray cluster at {address or '$RAY_ADDRESS'}: "
+                                  f"{_first_line(exc)}") from None
     return ray
+
+
+#: How long :func:`connect_ray` waits for a TCP answer from a Ray address before calling it unreachable.
+PROBE_TIMEOUT_S = 5.0
+
+
+def _probe(address: str) -> None:
+    """Raise ``ConnectionError`` naming ``address`` when nothing accepts a TCP connection on it."""
+    host, _, port = address.removeprefix("ray://").rpartition(":")
+    host = host.strip("[]")
+    try:
+        with socket.create_connection((host, int(port)), timeout=PROBE_TIMEOUT_S):
+            pass
+    except OSError as exc:
+        reason = "no answer within {:g} s".format(PROBE_TIMEOUT_S) if isinstance(exc, TimeoutError) else \
+            (exc.strerror or str(exc) or type(exc).__name__)
+        raise ConnectionError(f"cannot reach the Ray cluster at {address}: {reason}") from None
+
+
+def _require_ray_client() -> None:
+    if importlib.util.find_spec("grpc") is None:  # Ray Client's transport, in ray[client] only
+        raise ImportError("a ray:// address needs Ray Client: pip install 'proofgym[ray-client]' (ray[client])")
+
+
+def _warn_if_reused_differently(ray: Any, address: str | None, runtime_env: RayRuntimeEnv | None) -> None:
+    current = _current_address(ray)
+    if address not in (None, "auto") and current is not None and not _same_address(address, current):
+        _LOG.warning("warning: this process is already connected to the Ray cluster at %s; reusing it, not %s "
+                       "(call ray.shutdown() first to join %s)", current, address, address)
+    elif runtime_env is not None:
+        _LOG.warning("warning: this process is already connected to Ray (%s); its connection's runtime_env "
+                       "stays, the configured one is not applied (call ray.shutdown() first)", current or "?")
+
+
+def _current_address(ray: Any) -> str | None:
+    try:
+        return str(ray.get_runtime_context().gcs_address)
+    except Exception:  # a Ray Client connection, or one being torn down
+        return None
+
+
+def _same_address(configured: str, current: str) -> bool:
+    """Whether ``configured`` (``host:port`` or ``ray://host:port``) names the cluster whose GCS is at ``current``
+    (``ip:port``; Ray records a loopback host as the machine's address). A ``ray://`` port is Ray Client's, not
+    the GCS's: only hosts are compared then."""
+    host, _, port = configured.removeprefix("ray://").rpartition(":")
+    current_host, _, current_port = current.rpartition(":")
+    if not configured.startswith("ray://") and port != current_port:
+        return False
+    hosts = _addresses(host.strip("[]"))
+    if hosts & {"127.0.0.1", "::1"}:
+        hosts |= _addresses(socket.gethostname())
+    return current_host.strip("[]") in hosts
+
+
+def _addresses(host: str) -> set[str]:
+    try:
+        return {str(info[4][0]) for info in socket.getaddrinfo(host, None)} | {host}
+    except OSError:
+        return {host}
+
+
+def ray_runtime_env(env: RayRuntimeEnv) -> dict[str, Any]:
+    """``env`` as ``ray.init(runtime_env=...)`` takes it: the keys given, and each ``py_modules`` entry that names
+    an importable package (not a path) replaced by that package's folder and, when it is an installed
+    distribution's, its metadata folder (whose entry points register what the package provides)."""
+    out: dict[str, Any] = env.model_dump(exclude_none=True)
+    if env.working_dir is None and env.py_modules is None:
+        out.pop("excludes", None)
+    if env.working_dir is not None and "://" not in env.working_dir and not Path(env.working_dir).is_dir():
+        raise ConfigError(f"runtime_env.working_dir: {env.working_dir!r} is not a folder")
+    if env.py_modules is not None:
+        modules: list[str] = []
+        for entry in env.py_modules:
+            modules.extend(_py_module(entry))
+        out["py_modules"] = modules
+    return out
+
+
+def _py_module(entry: str) -> list[str]:
+    if "://" in entry or Path(entry).exists():
+        return [entry]
+    if not entry.isidentifier():
+        raise ConfigError(f"runtime_env.py_modules: {entry!r} is neither a file or folder nor a package name")
+    spec = importlib.util.find_spec(entry)
+    if spec is None or not spec.submodule_search_locations:
+        raise ConfigError(f"runtime_env.py_modules: {entry!r} is neither a file or folder nor an importable package")
+    paths = [str(Path(next(iter(spec.submodule_search_locations))).resolve())]
+    for name in dict.fromkeys(metadata.packages_distributions().get(entry, [])):
+        folder = getattr(metadata.distribution(name), "_path", None)  # PathDistribution's metadata folder
+        if isinstance(folder, Path) and folder.is_dir() and folder.suffix in (".dist-info", ".egg-info"):
+            paths.append(str(folder))
+    return paths
 
 
 class RayActorPool:
     """Up to ``size`` Ray actors of one class, spread over the cluster's nodes, each serving one caller at a time.
 
-    ``actor_class`` is a plain class with a ``node_id()`` method; each actor reserves ``num_cpus`` CPUs,
-    is never restarted by Ray, and is started on demand in the background: :meth:`checkout` waits for
-    one that is up (and knows its node), so an actor that cannot be placed holds no caller. A caller
-    gives its actor back with :meth:`checkin`, or :meth:`replace` s it when it was lost or has to be
-    killed (a call that cannot be stopped otherwise). One pool serves one event loop; :meth:`close`
+    ``actor_class`` is a plain class with a ``node_id()`` method; each actor reserves what ``placement`` says (CPUs,
+    GPUs, memory, custom resources; default: one CPU), is never restarted by Ray, and is started on demand in the
+    background: :meth:`checkout` waits for one that is up (and knows its node), so an actor that cannot be placed
+    holds no caller. A caller gives its actor back with :meth:`checkin`, or :meth:`replace` s it when it was lost or
+    has to be killed (a call that cannot be stopped otherwise). One pool serves one event loop; :meth:`close`
     may come from any thread.
     """
 
-    def __init__(self, actor_class: type, *, size: int, num_cpus: float = 1.0, args: tuple[Any, ...] = ()) -> None:
+    def __init__(self, actor_class: type, *, size: int, placement: RayPlacement | None = None,
+                 args: tuple[Any, ...] = ()) -> None:
         if size < 1:
             raise ValueError(f"size must be >= 1, got {size}")
         self._ray = import_ray()
         self.size = size
-        self._remote = self._ray.remote(max_restarts=0, max_task_retries=0, num_cpus=num_cpus,
-                                        scheduling_strategy="SPREAD")(actor_class)
+        options = (placement or RayPlacement()).actor_options()
+        self._remote = self._ray.remote(max_restarts=0, max_task_retries=0, scheduling_strategy="SPREAD",
+                                        **options)(actor_class)
         self._args = args
         self._lock = threading.Lock()  # guards _actors and _closed
         self._actors: set[PooledActor] = set()
@@ -231,8 +345,9 @@ class RayExecutor:
     :class:`RayActorPool`), each holding the verifiers it was sent (unpickled once per actor, so a
     compiled rulebook or a Verilog problem set's reference results are built once, not per call)
     and serving one call at a time. ``mode="tasks"`` runs one Ray task per call, the verifier
-    unpickled from the object store each time. Either way each actor or task reserves ``num_cpus``
-    CPUs, so the cluster's scheduler bounds concurrency cluster-wide, and placement spreads over the nodes.
+    unpickled from the object store each time. Either way each actor or task reserves ``placement``'s resources
+    (default ``num_cpus`` CPUs), so the cluster's scheduler bounds concurrency cluster-wide, and placement spreads
+    over the nodes. ``runtime_env`` (default ``placement.runtime_env``) is the job's when this builds the connection.
 
     The contract is :class:`~proofgym.runtime.ProcessExecutor`'s: a call the runtime cancels (its
     timeout) has its actor killed (``ray.kill``) or its task's worker killed (``ray.cancel(force=True)``),
@@ -240,34 +355,37 @@ class RayExecutor:
     classifies it); a lost actor, worker or node raises :class:`RayWorkerLost`, a transient failure the
     runtime retries. A killed or lost actor is replaced at once, in the background.
 
-    ``max_workers`` defaults to the cluster's CPUs divided by ``num_cpus`` when the executor is built.
+    ``max_workers`` defaults to how many actors of the placement the cluster holds when the executor is built.
     Calls waiting for a free actor (for instance while replacements of a lost node's actors cannot be
     placed) wait inside their timeout.
     """
 
     def __init__(self, address: str | None = None, *, num_cpus: float = 1.0, mode: RayMode = "actors",
-                 max_workers: int | None = None) -> None:
+                 max_workers: int | None = None, placement: RayPlacement | None = None,
+                 runtime_env: RayRuntimeEnv | None = None) -> None:
         if mode not in ("actors", "tasks"):
             raise ValueError(f"mode must be 'actors' or 'tasks', got {mode!r}")
         if not num_cpus > 0:
             raise ValueError(f"num_cpus must be > 0, got {num_cpus!r}")
         if max_workers is not None and max_workers < 1:
             raise ValueError(f"max_workers must be >= 1, got {max_workers}")
-        self._ray = ray = connect_ray(address)
+        placement = placement or RayPlacement(num_cpus=num_cpus)
+        self._ray = ray = connect_ray(address, runtime_env or placement.runtime_env)
         if max_workers is None:
-            max_workers = max(1, int(ray.cluster_resources().get("CPU", 1) // num_cpus))
+            max_workers = placement.capacity(ray.cluster_resources())
         self.max_workers = max_workers
         self.mode: RayMode = mode
-        self.num_cpus = num_cpus
-        self._pool = RayActorPool(_VerifierHost, size=max_workers, num_cpus=num_cpus)
-        self._task = ray.remote(max_retries=0, num_cpus=num_cpus, scheduling_strategy="SPREAD")(_verify_task)
+        self.num_cpus = placement.num_cpus
+        self._pool = RayActorPool(_VerifierHost, size=max_workers, placement=placement)
+        self._task = ray.remote(max_retries=0, scheduling_strategy="SPREAD",
+                                **placement.actor_options())(_verify_task)
         self._payloads: dict[int, tuple[Verifier, Any]] = {}  # id(verifier) -> (verifier, object ref of its pickle)
 
     @classmethod
     def from_config(cls, config: RayConfig | None, max_workers: int | None = None) -> RayExecutor:
         """The executor ``runtime.ray`` describes (defaults: :class:`RayConfig`)."""
         config = config or RayConfig()
-        return cls(config.address, num_cpus=config.num_cpus, mode=config.mode, max_workers=max_workers)
+        return cls(config.address, mode=config.mode, max_workers=max_workers, placement=config)
 
     @property
     def max_concurrency(self) -> int:

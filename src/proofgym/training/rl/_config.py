@@ -1,7 +1,8 @@
 """The RL config (``kind = "rl"``, ``configs/rl/``): the reference's sections and keys, read strictly.
 
 ``[algorithm] [services] [model] [lora] [rollout] [evaluation] [training] [rubric] [judge]`` are honoured;
-``[compute]``'s Ray keys (``ray_address``, ``num_cpus``, ``workers``, ``policy_host``) are honoured too.
+``[compute]``'s Ray keys (``ray_address``, ``num_cpus``, ``num_gpus``, ``memory``, ``resources``, ``runtime_env``,
+``workers``, ``policy_host``, ``policy_port``, ``task_app_ports``) are honoured too.
 Its other keys, ``[topology] [vllm] [reference]`` and a few keys of the hosted trainer
 (``training.weight_sync.targets``, ``judge.options.weights``, ...) say how a GPU cluster is laid out: they are
 recorded and reported once (:meth:`RLConfig.machine_notes`), never refused. Any other unknown key is an error naming
@@ -43,19 +44,42 @@ class _Open(BaseModel):
 
 class RLComputeSection(ComputeSection):
     """``[compute]``: with ``ray_address`` (or ``proofgym train --ray ADDRESS``) the rollouts run on that Ray
-    cluster: ``workers`` actors at most (default: the rollout concurrency, capped by the cluster's CPUs), each
-    reserving ``num_cpus`` CPUs and serving the environment in a task app of its own. The policy is served
-    on ``policy_host`` for them (default loopback: every node on this machine; a machine's address otherwise,
-    where the policy server answers without a key). The hosted trainer's GPU-layout keys (``gpu_type``, ...)
+    cluster: ``workers`` actors at most (default: the rollout concurrency, capped by what the cluster holds), each
+    reserving ``num_cpus`` CPUs (and ``num_gpus``, ``memory``, custom ``resources`` when given) and serving the
+    environment in a task app of its own, on a port of ``task_app_ports`` when given; ``[compute.runtime_env]`` is
+    shipped to every node. The policy is served on ``policy_host`` (and ``policy_port`` when given) for them
+    (default loopback: every node on this machine; a machine's address otherwise, where the policy server answers
+    without a key). The hosted trainer's GPU-layout keys (``gpu_type``, ...)
     are recorded, as in the other machine sections."""
 
     model_config = ConfigDict(extra="allow")
 
     policy_host: str = Field("127.0.0.1", min_length=1, max_length=255, pattern=r"^[A-Za-z0-9.:\-\[\]]+$")
+    policy_port: int | None = Field(None, ge=1, le=65535, description="the policy server's port (default: a free "
+                                                                      "one)")
+    task_app_ports: str | None = Field(None, description="'FIRST-LAST': each actor's task app takes the first free "
+                                                         "port of the range on its node (default: a free one)")
+
+    @field_validator("task_app_ports")
+    @classmethod
+    def _port_range(cls, value: str | None) -> str | None:
+        if value is not None:
+            first, _, last = value.partition("-")
+            if not (first.strip().isdigit() and last.strip().isdigit()
+                    and 1 <= int(first) <= int(last) <= 65535):
+                raise ValueError(f"expected a port range 'FIRST-LAST' such as '20000-20031', got {value!r}")
+        return value
 
     @property
     def on_ray(self) -> bool:
         return self.ray_address is not None
+
+    @property
+    def task_app_port_range(self) -> range | None:
+        if self.task_app_ports is None:
+            return None
+        first, _, last = self.task_app_ports.partition("-")
+        return range(int(first), int(last) + 1)
 
 
 class AlgorithmSection(_Strict):

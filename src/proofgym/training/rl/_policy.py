@@ -95,11 +95,11 @@ def build_policy_models(name: str, *, trainer_mode: str, lora: Any, seed: int, c
 
 class PolicyServer:
     """``serve-model``'s app over the served copy, in a background thread, on ``host`` (loopback by default; the
-    address a Ray cluster's rollout actors reach it on otherwise) and a free port; ``threads``: torch's CPU
-    threads for its decoding (default: torch's own choice)."""
+    address a Ray cluster's rollout actors reach it on otherwise) and ``port`` (default: a free one); ``threads``:
+    torch's CPU threads for its decoding (default: torch's own choice)."""
 
     def __init__(self, models: PolicyModels, *, max_batch_size: int = 16, max_tokens_limit: int = 256,
-                 host: str = "127.0.0.1", threads: int | None = None) -> None:
+                 host: str = "127.0.0.1", port: int | None = None, threads: int | None = None) -> None:
         from proofgym.http import BackgroundServer
         from proofgym.model_server import GenerationBackend, LoadedModel, create_model_app
 
@@ -108,7 +108,8 @@ class PolicyServer:
                                                      models.context_length), max_batch_size=max_batch_size,
                                           threads=threads)
         app = create_model_app(self.backend, max_tokens_limit=max_tokens_limit)
-        self._server = BackgroundServer(app, host=host, lifespan="off", name="proofgym-rl-policy-server")
+        self._server = BackgroundServer(app, host=host, lifespan="off", name="proofgym-rl-policy-server",
+                                        ports=None if port is None else range(port, port + 1))
         self.port = self._server.port
         self.url = f"{self._server.url}/v1"
         self.loopback = self._server.loopback

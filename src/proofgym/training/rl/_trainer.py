@@ -139,7 +139,8 @@ class RLTrainer:
 
             self.ray_apps = RayTaskApps(cast(str, local), env_config=config.rollout.env_options(), compute=compute,
                                         concurrency=config.concurrency,
-                                        timeout_s=config.training.request_timeout_s)
+                                        timeout_s=config.training.request_timeout_s,
+                                        ports=compute.task_app_port_range)
             self.note(f"rollouts on the Ray cluster at {compute.ray_address}: up to {self.ray_apps.size} actors, "
                       f"each with its own {local} task app")
             url = None
@@ -157,8 +158,10 @@ class RLTrainer:
                                           corpus=self._tiny_corpus() if config.model.name == TINY_MODEL else None)
         if config.model.name == TINY_MODEL and config.model.trainer_mode == "lora":
             self.note("model.trainer_mode lora: proofgym:tiny trains fully (no LoRA for a 2 M-parameter model)")
-        host = compute.policy_host if compute is not None and compute.on_ray else "127.0.0.1"
-        self.server = PolicyServer(self.models, max_tokens_limit=self._max_tokens(), host=host,
+        on_ray = compute is not None and compute.on_ray
+        host = compute.policy_host if compute is not None and on_ray else "127.0.0.1"
+        port = compute.policy_port if compute is not None and on_ray else None
+        self.server = PolicyServer(self.models, max_tokens_limit=self._max_tokens(), host=host, port=port,
                                    threads=config.training.cpu_threads).start()
         if host != "127.0.0.1":
             self.note(f"the policy is served on {self.server.url} for the Ray actors"
