@@ -31,6 +31,11 @@ def serve_model_command(
                                 help="The engine: torch (transformers; any model) or llama_cpp (llama.cpp through "
                                      "llama-cpp-python, pip install 'proofgym[llama]': GGUF files only, CPU, no "
                                      "response_format JSON or forced tool calls)."),
+    enable_lora: bool = typer.Option(False, "--enable-lora",
+                                     help="vLLM's LoRA adapter endpoints: POST /v1/load_lora_adapter {lora_name, "
+                                          "lora_path} and /v1/unload_lora_adapter {lora_name}; a request whose "
+                                          "model is an adapter's name is decoded with it (torch backend only). "
+                                          "vLLM needs --enable-lora and VLLM_ALLOW_RUNTIME_LORA_UPDATING=True."),
     max_body_bytes: int = typer.Option(4 << 20, "--max-body-bytes", min=1, help="Largest request body accepted."),
     log_level: str = typer.Option("info", "--log-level", help="uvicorn log level."),
     header_timeout_s: float = header_timeout_option(),
@@ -60,6 +65,6 @@ def serve_model_command(
                     batch_window_ms=batch_window_ms, max_tokens_limit=max_tokens_limit, threads=threads,
                     device=device, max_body_bytes=max_body_bytes, log_level=log_level,
                     header_timeout_s=header_timeout_s, body_timeout_s=body_timeout_s,
-                    max_connections=max_connections, backend=backend)
+                    max_connections=max_connections, backend=backend, enable_lora=enable_lora)
     except ServeError as exc:
         fail(exc)

@@ -193,7 +193,14 @@ class GenerationBackend(BatchingBackend):
         #: Whether a prompt's prefix shared with the last prompt run reuses that run's keys and values.
         self.reuse_prefix = reuse_prefix
         self._prefix_ids: list[int] = []
+        self._prefix_adapter: str | None = None  # the adapter whose keys and values _prefix_kv holds
         self._prefix_kv: list[tuple[torch.Tensor, torch.Tensor]] = []
+        #: Held during each forward step, and while a LoRA adapter is attached or detached (between two steps).
+        self.model_lock = threading.RLock()
+        #: Whether LoRA adapters are attached (``model`` is then a peft model; rows name theirs, or ``__base__``).
+        self.adapters_attached = False
+        #: The adapters served (``serve-model --enable-lora``), set by their AdapterSet.
+        self.adapter_set: Any = None
         #: Prompt tokens (summed over rows) whose keys and values were copied rather than computed.
         self.prefix_tokens_reused = 0
 
@@ -255,6 +262,31 @@ class GenerationBackend(BatchingBackend):
     def _decoding(self) -> Any:
         return torch.inference_mode()
 
+    def _forward(self, rows: list[_Row], **inputs: Any) -> torch.Tensor:
+        """The model's last-position logits for ``rows``, each row with its LoRA adapter when adapters are attached
+        (peft's mixed-adapter batch: ``adapter_names``, ``__base__`` for the base model). One step holds
+        :attr:`model_lock`: adapters come and go between two steps, never during one."""
+        with self.model_lock:
+            if self.adapters_attached:
+                inputs["adapter_names"] = [row.params.adapter or "__base__" for row in rows]
+            elif any(row.params.adapter for row in rows):
+                raise RuntimeError("a row names a LoRA adapter and none is attached")
+            return cast(torch.Tensor, self.model(**inputs).logits[:, -1, :].float())
+
+    def _hold_adapters(self, params: Sequence[SamplingParams]) -> Any:
+        """Keep the adapters ``params`` name attached while their rows decode (see
+        :class:`~proofgym.model_server._adapters.AdapterSet`)."""
+        ids = {row.adapter for row in params if row.adapter is not None}
+        if not ids:
+            return super()._hold_adapters(params)
+        if self.adapter_set is None:
+            raise RuntimeError("a row names a LoRA adapter and this backend serves none")
+        return self.adapter_set.holding_ids(ids)
+
+    def forget_prefix(self) -> None:
+        """Drop the kept prefix keys and values (an adapter they were computed with is going away)."""
+        self._prefix_ids, self._prefix_kv, self._prefix_adapter = [], [], None
+
     def _decode(self, rows: list[_Row]) -> None:
         """Decode ``rows`` together until each has finished (see the module docstring). Rows waiting on the queue
         join the batch between two steps (``continuous``); they are appended to ``rows``, so that a failure fails
@@ -297,24 +329,28 @@ class GenerationBackend(BatchingBackend):
                 cache.update(keys[:, :, :shared].expand(len(rows), -1, -1, -1).clone(),
                              values[:, :, :shared].expand(len(rows), -1, -1, -1).clone(), index)
             self.prefix_tokens_reused += shared * len(rows)
-        logits = self.model(input_ids=input_ids, attention_mask=mask, position_ids=positions, cache=cache,
-                            use_cache=True, logits_to_keep=1).logits[:, -1, :].float()
+        logits = self._forward(rows, input_ids=input_ids, attention_mask=mask, position_ids=positions, cache=cache,
+                               use_cache=True, logits_to_keep=1)
         if self.reuse_prefix and _joinable(cache):
-            self._keep_prefix(rows[0].prompt, cache, mask[0])
+            self._keep_prefix(rows[0].prompt, cache, mask[0], rows[0].params.adapter)
         return self._chosen(_Running(list(rows), cache, mask, positions[:, -1] + 1, None), logits)
 
     def _shared_prefix(self, rows: list[_Row]) -> int:
         """How many leading tokens every prompt of ``rows`` shares with the last prompt kept (at most all but the
         last token of the shortest: its logits are needed)."""
         kept = self._prefix_ids
+        if any(row.params.adapter != self._prefix_adapter for row in rows):  # other weights, other keys and values
+            return 0
         limit = min(min(len(row.prompt) for row in rows) - 1, len(kept))
         shared = 0
         while shared < limit and all(row.prompt[shared] == kept[shared] for row in rows):
             shared += 1
         return shared
 
-    def _keep_prefix(self, prompt: list[int], cache: Any, mask: torch.Tensor) -> None:
-        """Keep row 0's prompt and its keys and values (the columns its mask holds), for the next prompts."""
+    def _keep_prefix(self, prompt: list[int], cache: Any, mask: torch.Tensor, adapter: str | None) -> None:
+        """Keep row 0's prompt and its keys and values (the columns its mask holds, computed with ``adapter``), for
+        the next prompts."""
+        self._prefix_adapter = adapter
         columns = mask.nonzero().flatten()
         self._prefix_kv = [(layer.keys[:1, :, columns].clone(), layer.values[:1, :, columns].clone())
                            for layer in cache.layers]
@@ -323,9 +359,8 @@ class GenerationBackend(BatchingBackend):
     def _advance(self, batch: _Running) -> _Running | None:
         """One step: the tokens chosen last fed to the model, and the next ones chosen."""
         mask = torch.cat([batch.mask, batch.mask.new_ones((len(batch.rows), 1))], dim=1)
-        logits = self.model(input_ids=cast(torch.Tensor, batch.tokens)[:, None], attention_mask=mask,
-                            position_ids=batch.next_position[:, None], cache=batch.cache,
-                            use_cache=True).logits[:, -1, :].float()
+        logits = self._forward(batch.rows, input_ids=cast(torch.Tensor, batch.tokens)[:, None], attention_mask=mask,
+                               position_ids=batch.next_position[:, None], cache=batch.cache, use_cache=True)
         return self._chosen(_Running(batch.rows, batch.cache, mask, batch.next_position + 1, None), logits)
 
     def _chosen(self, batch: _Running, logits: torch.Tensor) -> _Running | None:

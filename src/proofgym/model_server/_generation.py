@@ -77,7 +77,8 @@ class SamplingParams:
     """How one row (one choice of a request) is generated.
 
     ``temperature`` 0 decodes greedily; otherwise ``seed`` seeds the row's generator. ``constraint`` (when given)
-    is called with prompt + generated ids and returns the token ids allowed next.
+    is called with prompt + generated ids and returns the token ids allowed next. ``adapter`` names the LoRA
+    adapter (:mod:`~proofgym.model_server._adapters`) the row is decoded with.
     """
 
     max_tokens: int
@@ -87,6 +88,7 @@ class SamplingParams:
     seed: int = 0
     top_logprobs: int | None = None  # None: no logprobs; 0..20: the sampled token's, and that many alternatives
     constraint: Callable[[list[int]], Sequence[int]] | None = None
+    adapter: str | None = None  # the LoRA adapter that decodes the row (its backend id), None: the base model
 
 
 @dataclass(frozen=True)
@@ -212,6 +214,12 @@ class BatchingBackend:
         done); rows taken from the queue meanwhile (:meth:`_taken`) are appended to ``rows``."""
         raise NotImplementedError
 
+    def _hold_adapters(self, params: Sequence[SamplingParams]) -> Any:
+        """A context manager that keeps the LoRA adapters ``params`` name loaded while it is open (none here)."""
+        import contextlib
+
+        return contextlib.nullcontext()
+
     def _worker_started(self) -> None:
         """Called once on the worker thread before it decodes (thread settings)."""
 
@@ -232,8 +240,11 @@ class BatchingBackend:
             return []
         if not self.constrained_decoding and any(row.constraint is not None for row in params):
             raise ValueError(f"the {self.engine} backend does not constrain decoding")
+        holding = self._hold_adapters(params)  # before the rows are queued: their adapters stay until they end
+        holding.__enter__()
         with self._count_lock:
             if self._queued + len(params) > self.max_queued:
+                holding.__exit__(None, None, None)
                 raise BackendBusy(f"{self._queued} rows are waiting for the model (the limit is {self.max_queued})")
             self._queued += len(params)
         loop = asyncio.get_running_loop()
@@ -249,6 +260,8 @@ class BatchingBackend:
         except asyncio.CancelledError:
             job.cancelled = True
             raise
+        finally:
+            holding.__exit__(None, None, None)
 
     def close(self) -> None:
         """Stop the worker thread once the batch it decodes is done; waiting rows fail."""

@@ -17,6 +17,7 @@ backend passed in (or :func:`serve_model`) does.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import logging
 import secrets
@@ -238,12 +239,13 @@ def _refusal(error: APIError, headers: Sequence[tuple[bytes, bytes]] = ()) -> Re
 
 def create_model_app(backend: BatchingBackend, *, api_key: str | None = None, max_tokens_limit: int = 1024,
                      max_body_bytes: int = 4 << 20, body_timeout_s: float | None = 30.0,
-                     model_name: str | None = None) -> Any:
+                     model_name: str | None = None, enable_lora: bool = False) -> Any:
     """The OpenAI-compatible app over ``backend`` (see the module docstring); an ASGI app for uvicorn.
 
     ``api_key=None`` serves without a key (:func:`serve_model` allows that on a loopback address only).
     ``max_tokens_limit`` bounds a request's ``max_tokens`` (and is the default, within the model's context).
     ``model_name`` is the id served (default: the backend's); a request naming another model gets 404.
+    ``enable_lora`` adds vLLM's LoRA adapter endpoints (:mod:`~proofgym.model_server._adapters`; torch backend only).
     The caller owns ``backend`` (and closes it).
     """
     if max_tokens_limit < 1 or max_body_bytes < 1:
@@ -289,12 +291,24 @@ def create_model_app(backend: BatchingBackend, *, api_key: str | None = None, ma
         return {"status": "ok", "model": name, "batches_decoded": backend.batches_decoded,
                 "rows_decoded": backend.rows_decoded}
 
+    adapters: Any = None
+    if enable_lora:
+        from proofgym.model_server._adapters import AdapterSet, add_adapter_routes
+
+        adapters = AdapterSet(backend, name)  # type: ignore[arg-type]  # AdapterSet refuses a non-torch backend
+        add_adapter_routes(app, adapters)
+
     @app.get("/v1/models")
     async def models() -> dict[str, Any]:
-        return {"object": "list", "data": [_model_card(name, created, backend.context_length)]}
+        return {"object": "list", "data": [_model_card(name, created, backend.context_length),
+                                           *(adapters.cards() if adapters is not None else ())]}
 
     @app.get("/v1/models/{model_id:path}")
     async def model(model_id: str) -> dict[str, Any]:
+        card: dict[str, Any] | None = next((c for c in adapters.cards() if c["id"] == model_id), None) \
+            if adapters is not None else None
+        if card is not None:
+            return card
         if model_id != name:
             raise APIError(404, f"the model {model_id!r} does not exist; this server serves {name!r}",
                            param="model", code="model_not_found")
@@ -306,7 +320,8 @@ def create_model_app(backend: BatchingBackend, *, api_key: str | None = None, ma
         cid = request.query_params.get("cid")
         if cid is not None and len(cid) > MAX_CID_CHARS:
             raise APIError(400, f"cid has {len(cid)} characters, the limit is {MAX_CID_CHARS}", param="cid")
-        if body.model is not None and body.model not in (name, backend.name):
+        adapter = adapters.adapter_id(body.model) if adapters is not None else None
+        if body.model is not None and body.model not in (name, backend.name) and adapter is None:
             raise APIError(404, f"the model {body.model!r} does not exist; this server serves {name!r}",
                            param="model", code="model_not_found")
         plan = _plan(body, backend, max_tokens_limit)
@@ -321,6 +336,9 @@ def create_model_app(backend: BatchingBackend, *, api_key: str | None = None, ma
                                 f"{backend.context_length} tokens (and the reply needs at least one)",
                            param="messages", code="context_length_exceeded")
         params = await asyncio.to_thread(_sampling, body, plan, backend, len(prompt_ids), max_tokens_limit)
+        if adapter is not None:  # decoded with that LoRA adapter, and answered under its name (as vLLM does)
+            params = [dataclasses.replace(row, adapter=adapter) for row in params]
+        served = body.model if adapter is not None and body.model is not None else name
         from proofgym.model_server._generation import BackendBusy
 
         # Greedy choices are one answer: decode it once and give it to each (two rows of one batch could part on
@@ -343,7 +361,7 @@ def create_model_app(backend: BatchingBackend, *, api_key: str | None = None, ma
         logger.info("serve-model: %s cid=%s prompt_tokens=%d completion_tokens=%d n=%d %.3f s", completion_id,
                     cid, len(prompt_ids), completion_tokens, len(generations), time.perf_counter() - started)
         return SafeJSONResponse({
-            "id": completion_id, "object": "chat.completion", "created": int(time.time()), "model": name,
+            "id": completion_id, "object": "chat.completion", "created": int(time.time()), "model": served,
             "choices": choices,
             "usage": {"prompt_tokens": len(prompt_ids), "completion_tokens": completion_tokens,
                       "total_tokens": len(prompt_ids) + completion_tokens},
@@ -570,10 +588,12 @@ def serve_model(
     body_timeout_s: float = 30.0,
     max_connections: int = 256,
     backend: str = "torch",
+    enable_lora: bool = False,
 ) -> None:
     """Load ``spec`` (see :func:`~proofgym.model_server._backend.load_model`) and serve it on ``host:port`` until
     interrupted. ``backend`` is the engine: ``torch`` (transformers) or ``llama_cpp`` (a GGUF file, through
-    llama-cpp-python; ``device`` must then be ``cpu``). ``api_key`` defaults to the environment
+    llama-cpp-python; ``device`` must then be ``cpu``); ``enable_lora``: vLLM's LoRA adapter endpoints (torch
+    only). ``api_key`` defaults to the environment
     (``ENVIRONMENT_API_KEY``, ...); without one only a loopback address is served. Raises
     :class:`~proofgym.http.ServeError` before loading anything when the server would be reachable from other
     machines without a key, or when the backend or the model cannot be had."""
@@ -588,6 +608,8 @@ def serve_model(
         raise ServeError(str(exc)) from None
     if backend not in BACKENDS:
         raise ServeError(f"--backend {backend!r}: expected one of {', '.join(BACKENDS)}")
+    if backend == "llama_cpp" and enable_lora:
+        raise ServeError("--enable-lora: the llama_cpp backend serves no LoRA adapters; use --backend torch")
     if backend == "llama_cpp" and device != "cpu":
         raise ServeError(f"--device {device!r}: the llama_cpp backend runs on the CPU; --device is the torch "
                          "backend's")
@@ -606,7 +628,7 @@ def serve_model(
             engine = GenerationBackend(load_model(spec, device=device), max_batch_size=max_batch_size,
                                        batch_window_ms=batch_window_ms, threads=threads)
         app = create_model_app(engine, api_key=key, max_tokens_limit=max_tokens_limit,
-                               max_body_bytes=max_body_bytes, body_timeout_s=body_timeout_s)
+                               max_body_bytes=max_body_bytes, body_timeout_s=body_timeout_s, enable_lora=enable_lora)
     except (ModelLoadError, ValueError) as exc:
         raise ServeError(str(exc)) from None
     logger.info("serve-model: %s with %s (context %d tokens) on %s:%d", spec, backend, engine.context_length, host,
