@@ -37,6 +37,7 @@ from proofgym.policies._tiny import (
 _LAZY = {
     "OpenAIChatPolicy": "proofgym.policies._openai",
     "HFLocalPolicy": "proofgym.policies._hf",
+    "read_chat_reply": "proofgym.policies._openai",
 }
 
 
@@ -74,6 +75,7 @@ __all__ = [
     "policy_kind",
     "policy_names",
     "quiet_transformers",
+    "read_chat_reply",
     "read_frame",
     "register_policy",
     "read_text_action",

@@ -228,6 +228,14 @@ class OpenAIChatPolicy:
                 f"{vision})")
 
 
+def read_chat_reply(payload: Mapping[str, Any], request: PolicyRequest,
+                    lm_calls: list[LMCallEvent] | None = None) -> PolicyReply:
+    """The action in an OpenAI chat completion ``payload``, read as :class:`OpenAIChatPolicy` reads its server's
+    answer (one native tool call, else one JSON call or, where the environment takes text, the answer in the text):
+    for a caller that got the completion by other means (the inspect_ai episode solver)."""
+    return _read_reply(payload, request, list(lm_calls or []))
+
+
 def _read_reply(payload: Mapping[str, Any], request: PolicyRequest, calls: list[LMCallEvent]) -> PolicyReply:
     """The action in a chat completion: its one native tool call, or one JSON call (or the answer) in its text."""
     choices = payload.get("choices")
