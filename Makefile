@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: setup system-packages demo score lint test test-all bench clean
+.PHONY: setup system-packages demo score lint test test-all docs bench clean
 
 ## The system packages (python3-venv, Icarus Verilog, bubblewrap): installed with apt-get where this user may, else
 ## one line says what is missing and how to install it (PROOFGYM_NO_SYSTEM_PACKAGES=1: never run apt-get).
@@ -65,9 +65,14 @@ test: setup lint
 test-all: setup lint
 	$(BIN)/python -m pytest -q -m "" -n $(TEST_WORKERS) --dist loadgroup
 
+## The documentation site, built offline into site/ (strict: a broken link, page or reference fails the build; the
+## config and CLI references are generated from the code, scripts/docs_reference.py). The test suite builds it too.
+docs: setup
+	NO_MKDOCS_2_WARNING=1 $(BIN)/python -m mkdocs build --strict
+
 bench: setup
 	$(BIN)/python -m pip install --quiet -e '.[dev,bench]'
 	$(BIN)/python benchmarks/verification_overhead.py
 
 clean:
-	rm -rf $(VENV) .pytest_cache .hypothesis build *.egg-info src/*.egg-info
+	rm -rf $(VENV) .pytest_cache .hypothesis build site *.egg-info src/*.egg-info
