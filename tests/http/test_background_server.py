@@ -36,3 +36,17 @@ def test_it_serves_on_the_port_it_took_and_frees_it_on_close():
 def test_an_address_it_cannot_listen_on_is_named():
     with pytest.raises(OSError, match="cannot listen on 192.0.2.1"):
         BackgroundServer(_app(), host="192.0.2.1")
+
+
+def test_it_takes_the_first_free_port_of_a_range_and_names_a_range_without_one():
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        first = taken.getsockname()[1]
+        ports = range(first, first + 3)
+        with BackgroundServer(_app(), lifespan="off", ports=ports) as server:
+            assert server.port in ports and server.port != first  # the taken one was skipped
+            server.start()
+            assert httpx.get(f"{server.url}/ping", timeout=10).json() == {"pong": "yes"}
+        with pytest.raises(OSError, match=f"cannot listen on 127.0.0.1, ports {first}-{first}:"):
+            BackgroundServer(_app(), ports=range(first, first + 1))

@@ -210,8 +210,8 @@ class _TaskAppHost:
     def rollout(self, body: dict[str, Any], seed: int, cid: str) -> TaskAppRollout:
         result = self._runner.run(self._client.rollout(body, seed, cid))
         if result.trace is not None:
-            result.trace = dataclasses.replace(result.trace, metadata={**result.trace.metadata,
-                                                                       "ray_node": self._node})
+            result.trace = dataclasses.replace(result.trace, metadata={**result.trace.metadata, "ray_node": self._node,
+                                                                       "ray_task_app_port": self._server.port})
         return result
 
     def __del__(self) -> None:  # a graceful exit; a killed actor's folder is removed by the next actor's start

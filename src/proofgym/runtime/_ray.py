@@ -58,6 +58,8 @@ def connect_ray(address: str | None = None, runtime_env: RayRuntimeEnv | None = 
         if ray.is_initialized():
             _warn_if_reused_differently(ray, address, runtime_env)
             return ray
+        if address is not None and address.startswith("ray://"):
+            _require_ray_client()
         if address is not None and address != "auto":
             _probe(address)
         options: dict[str, Any] = {"address": address, "logging_level": "warning", "log_to_driver": False}
@@ -65,8 +67,6 @@ def connect_ray(address: str | None = None, runtime_env: RayRuntimeEnv | None = 
             options["include_dashboard"] = False
         if runtime_env is not None:
             options["runtime_env"] = ray_runtime_env(runtime_env)
-        if address is not None and address.startswith("ray://"):
-            _require_ray_client()
         try:
             ray.init(**options)
         except ConnectionError as exc:

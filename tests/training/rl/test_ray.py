@@ -3,18 +3,27 @@ cluster, each actor with a task app of its own, every session in the run's one t
 
 from __future__ import annotations
 
+import socket
+
 import pytest
 from typer.testing import CliRunner
 
 from proofgym.cli import app
 from proofgym.config import ConfigError
 from proofgym.traces import TraceStore
+from proofgym.training.rl import parse_rl_config
 
 from _ray_cluster import ray_cluster  # noqa: F401  (the session fixture)
 
 from ._run import tiny_config
 
 runner = CliRunner()
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
 
 
 def test_the_ray_address_is_checked_and_needs_a_local_environment(tmp_path):
@@ -26,9 +35,18 @@ def test_the_ray_address_is_checked_and_needs_a_local_environment(tmp_path):
     with pytest.raises(ConfigError, match="services.task_url must be local:ENV"):
         remote.on_ray("auto")
     # The hosted trainer's GPU keys beside the Ray ones are recorded, the Ray ones are not "no effect".
-    data = config.model_dump(exclude_unset=True) | {"compute": {"ray_address": "auto", "gpu_type": "H100"}}
-    notes = type(config).model_validate(data).machine_notes()
-    assert len(notes) == 1 and "compute.gpu_type" in notes[0] and "ray_address" not in notes[0]
+    ray_keys = {"ray_address": "auto", "num_gpus": 1, "resources": {"x": 1}, "runtime_env": {"working_dir": "."},
+                "policy_port": 8001, "task_app_ports": "20000-20003"}
+    data = config.model_dump(exclude_unset=True) | {"compute": {**ray_keys, "gpu_type": "H100"}}
+    parsed = type(config).model_validate(data)
+    notes = parsed.machine_notes()
+    assert len(notes) == 1 and "compute.gpu_type" in notes[0]
+    assert not any(key in notes[0] for key in ray_keys)
+    assert parsed.compute.task_app_port_range == range(20000, 20004) and parsed.compute.policy_port == 8001
+    for key, bad in [("task_app_ports", "20003-20000"), ("task_app_ports", "8000"), ("policy_port", 70000),
+                     ("runtime_env", {"working_dir": ".", "pip": ["a"], "uv": ["b"]})]:
+        with pytest.raises(ConfigError, match=f"compute.{key}"):
+            parse_rl_config(config.model_dump(exclude_unset=True) | {"compute": {"ray_address": "auto", key: bad}})
 
 
 def test_the_command_names_a_bad_ray_address_and_refuses_it_for_trl_configs(tmp_path):
@@ -46,11 +64,16 @@ def test_a_run_on_ray_rolls_out_on_both_nodes_and_stores_every_session_once(tmp_
     from proofgym.training.rl import RLTrainer
 
     output = tmp_path / "run"
+    policy_port, first = free_port(), free_port()
     config = tiny_config(output, training={"iterations_per_epoch": 1, "batch_size": 2, "group_size": 2},
-                         rollout={"max_concurrent_rollouts": 4}).on_ray(ray_cluster.address)
+                         rollout={"max_concurrent_rollouts": 4},
+                         compute={"policy_port": policy_port, "task_app_ports": f"{first}-{first + 20}"},
+                         ).on_ray(ray_cluster.address)
     notes: list[str] = []
-    result = RLTrainer(config, on_note=notes.append).run()
+    trainer = RLTrainer(config, on_note=notes.append)
+    result = trainer.run()
     assert result.iterations == 1
+    assert trainer.server.port == policy_port
     assert any("on the Ray cluster at" in line and "2 actors" in line for line in notes), notes
     with TraceStore(output / "traces.db", create=False) as store:
         sessions = list(store.iter_sessions())
@@ -62,4 +85,5 @@ def test_a_run_on_ray_rolls_out_on_both_nodes_and_stores_every_session_once(tmp_
     assert len({s.correlation_id for s in sessions}) == len(sessions)
     assert all(s.status == "ok" for s in sessions), [s.error for s in sessions]
     assert len({s.metadata["ray_node"] for s in sessions}) == 2  # both nodes rolled out
+    assert {s.metadata["ray_task_app_port"] for s in sessions} <= set(range(first, first + 21))
     assert not (output / "task_app.log").exists()  # no local task app: the actors served the environment
