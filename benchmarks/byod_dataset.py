@@ -120,4 +120,6 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    from _record import record
+
+    record("byod_dataset", main)

@@ -228,4 +228,6 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    from _record import record
+
+    record("crafter_throughput", main)

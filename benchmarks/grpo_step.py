@@ -100,4 +100,6 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    from _record import record
+
+    record("grpo_step", main)

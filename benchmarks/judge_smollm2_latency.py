@@ -96,4 +96,6 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    from _record import record
+
+    record("judge_smollm2_latency", main)

@@ -108,4 +108,6 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    from _record import record
+
+    record("kernel_throughput", main)

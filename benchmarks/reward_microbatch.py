@@ -280,4 +280,6 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    from _record import record
+
+    record("reward_microbatch", main)

@@ -112,4 +112,6 @@ def _budget(tokens: int):
 
 
 if __name__ == "__main__":
-    main()
+    from _record import record
+
+    record("rl_rollouts", main)

@@ -142,4 +142,6 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    from _record import record
+
+    record("rl_speed", main)

@@ -427,4 +427,6 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    from _record import record
+
+    record("task_app", main)

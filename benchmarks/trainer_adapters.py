@@ -139,4 +139,6 @@ def time_http(steps: list[dict]) -> float:
 
 
 if __name__ == "__main__":
-    main()
+    from _record import record
+
+    record("trainer_adapters", main)

@@ -154,4 +154,6 @@ def trl_steps(model, tokenizer, rows, args, engine: str) -> dict[str, object]:
 
 
 if __name__ == "__main__":
-    main()
+    from _record import record
+
+    record("trl_vs_compact", main)

@@ -169,4 +169,6 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    from _record import record
+
+    record("verilog_judge", main)

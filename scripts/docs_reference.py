@@ -8,16 +8,21 @@ or ``<!-- generated: cli -->`` gets the reference in its place. The tests import
 
 from __future__ import annotations
 
+import ast
 import inspect
 import re
 import types
 import typing
+from pathlib import Path
 from typing import Any, Iterator
 
 from pydantic import BaseModel
 from pydantic_core import PydanticUndefined
 
-MARKERS = {"<!-- generated: config -->": "config_reference", "<!-- generated: cli -->": "cli_reference"}
+MARKERS = {"<!-- generated: config -->": "config_reference", "<!-- generated: cli -->": "cli_reference",
+           "<!-- generated: measurements -->": "measurements"}
+ROOT = Path(__file__).resolve().parents[1]
+BENCHMARKS = ROOT / "benchmarks"
 
 
 def _kinds() -> list[tuple[str, str, type[BaseModel]]]:
@@ -168,6 +173,43 @@ def cli_reference() -> str:
 def command_paths() -> list[str]:
     """Every command's full name (``proofgym rules validate``), for the tests."""
     return [ctx.command_path for _, _, ctx in _click_commands()]
+
+
+def benchmark_scripts() -> dict[str, str]:
+    """Every benchmark script's name (``kernel_throughput``) and the first paragraph of its docstring."""
+    scripts = {}
+    for path in sorted(BENCHMARKS.glob("*.py")):
+        if path.name.startswith("_"):
+            continue
+        doc = ast.get_docstring(ast.parse(path.read_text(encoding="utf-8"))) or ""
+        scripts[path.stem] = " ".join(doc.split("\n\n")[0].split())
+    return scripts
+
+
+def measurements(results: Path | None = None) -> str:
+    """Markdown: each results file the benchmark scripts wrote (``benchmarks/results/<name>.md``, written by
+    ``benchmarks/_record.py``: command, date, machine, load, wall and CPU seconds, what the script printed), then
+    the scripts with no results file yet, each with what it measures and the command that writes one."""
+    results = results or BENCHMARKS / "results"
+    scripts = benchmark_scripts()
+    recorded = {path.stem: path for path in sorted(results.glob("*.md"))} if results.is_dir() else {}
+    out = ["## Recorded by the scripts", ""]
+    if not recorded:
+        out += ["No results file yet.", ""]
+    for name, path in recorded.items():
+        out += [path.read_text(encoding="utf-8").rstrip(), ""]
+        if name in scripts:
+            out += [f"What it measures: {_markdown(scripts[name])}", ""]
+    missing = [name for name in scripts if name not in recorded]
+    if missing:
+        out += ["## Not recorded yet", "",
+                "These scripts have written no results file in this tree yet (each takes long, or needs what this "
+                "machine lacks). Run one to record it: `python benchmarks/<name>.py` writes "
+                "`benchmarks/results/<name>.md`.", "",
+                "| script | what it measures |", "| --- | --- |"]
+        out += [f"| `benchmarks/{name}.py` | {_cell(_markdown(scripts[name]))} |" for name in missing]
+        out.append("")
+    return "\n".join(out)
 
 
 def on_page_markdown(markdown: str, page: Any, config: Any, files: Any) -> str:  # mkdocs hook

@@ -1,0 +1,73 @@
+"""Measurements are written by the benchmark scripts (benchmarks/_record.py) and included by the site's measurements
+page (the ``measurements`` generator of scripts/docs_reference.py), never typed into prose."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "scripts"))
+
+SCRIPT = '''
+import os, subprocess, sys
+sys.path.insert(0, {benchmarks!r})
+from _record import record
+
+def main():
+    print("rate  1,234 /s")
+    if "--child" not in sys.argv:  # a child process of a recorded run must not record over it
+        subprocess.run([sys.executable, __file__, "--child"], check=True)
+    if "--fail" in sys.argv:
+        raise SystemExit("failed")
+
+if __name__ == "__main__":
+    record("tiny_bench", main)
+'''
+
+
+def _run(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    script = tmp_path / "tiny_bench.py"
+    script.write_text(SCRIPT.format(benchmarks=str(ROOT / "benchmarks")))
+    env = {**os.environ, "PROOFGYM_BENCH_RESULTS": str(tmp_path / "results")}
+    env.pop("PROOFGYM_BENCH_RECORDING", None)
+    return subprocess.run([sys.executable, str(script), *args], capture_output=True, text=True, timeout=120, env=env)
+
+
+def test_a_run_writes_its_figures_machine_date_and_command(tmp_path):
+    done = _run(tmp_path, "--n", "3")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.count("rate  1,234 /s") == 2  # echoed as printed (the child prints too)
+    text = (tmp_path / "results" / "tiny_bench.md").read_text()
+    assert "tiny_bench.py --n 3`" in text
+    assert "rate  1,234 /s" in text
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    from _machine import processor
+
+    assert processor() in text and "CPU-s" in text and "load average" in text
+    assert re.search(r"\| date \| \d{4}-\d\d-\d\d \d\d:\d\d UTC \|", text)
+
+
+def test_a_failed_run_writes_nothing(tmp_path):
+    done = _run(tmp_path, "--fail")
+    assert done.returncode != 0
+    assert not (tmp_path / "results" / "tiny_bench.md").exists()
+
+
+def test_the_measurements_page_includes_every_results_file_and_names_the_rest(tmp_path):
+    import docs_reference
+
+    assert _run(tmp_path).returncode == 0
+    page = docs_reference.measurements(tmp_path / "results")
+    assert "### `tiny_bench`" in page and "rate  1,234 /s" in page
+    for name in docs_reference.benchmark_scripts():
+        assert f"`benchmarks/{name}.py`" in page  # none of the real scripts recorded into tmp_path
+
+
+def test_every_benchmark_script_records_its_results():
+    for path in sorted((ROOT / "benchmarks").glob("*.py")):
+        if not path.name.startswith("_"):
+            assert f'record("{path.stem}", main)' in path.read_text(), path.name
