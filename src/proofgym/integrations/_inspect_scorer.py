@@ -83,9 +83,11 @@ def explanation(summary: Mapping[str, Any]) -> str:
         lines.append("reward components: " + ", ".join(f"{key} {_signed(value)}" for key, value in components.items()))
     if summary.get("error"):
         lines.append(f"error: {summary['error']}")
+    verdict: Mapping[str, Any] = summary.get("verdict") or {}
     if summary.get("reason"):
         lines.append(f"reason: {summary['reason']}")
-    verdict: Mapping[str, Any] = summary.get("verdict") or {}
+    if verdict.get("reason") and verdict.get("reason") != summary.get("reason"):
+        lines.append(f"verifier's reason: {verdict['reason']}")
     found = verdict.get("evidence")
     evidence: Mapping[str, Any] = found if isinstance(found, Mapping) else {}
     if evidence.get("proof_summary"):
@@ -106,7 +108,7 @@ def explanation(summary: Mapping[str, Any]) -> str:
     if verdict.get("verifier"):
         lines.append(f"verifier: {verdict['verifier']}")
     if summary.get("answer"):
-        lines.extend(_block("answer", summary["answer"]))
+        lines.extend(_block("last action", summary["answer"]))
     return "\n".join(lines)
 
 

@@ -1,0 +1,181 @@
+"""The real ``inspect eval proofgym/<env>`` (the CLI, as a subprocess) against a scripted OpenAI-compatible server that
+answers each environment's known-good actions: the log's sample carries the environment's reward with its certificate
+or simulation log, ``proofgym eval`` with the ``openai`` policy on the same server gives the same return, and the server
+saw the same request from both. Bad input stops the eval in one line. ``inspect view`` serves the log directory.
+
+(The same runs against a real ``proofgym serve-model`` are in ``test_inspect_serve_model.py``.)
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import subprocess
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+pytest.importorskip("inspect_ai")
+
+from ._inspect_cli import BIN, cli_env, inspect_eval, proofgym_eval, read_log, sample_scores  # noqa: E402
+from _judge import requires_judge  # noqa: E402
+from _scripted_model import ScriptedModel  # noqa: E402
+from proofgym.envs import env_hook, make  # noqa: E402
+
+
+def oracle_texts(env_name: str, seed: int) -> list[str]:
+    """The environment's known-good actions for ``seed`` as a model would write them: the answer as text for a
+    single-answer environment, each tool call as the JSON-in-text object the policies read."""
+    with make(env_name) as env:
+        actions = env_hook(env, "oracle_actions")(seed)
+    if env_name in ("loan", "math"):
+        return [actions[0]["args"]["completion"]]
+    return [json.dumps(action) for action in actions]
+
+
+def run_both(env_name: str, tmp_path: Path, *, seed: int = 0) -> tuple[object, dict, list[dict], list[dict]]:
+    """``inspect eval`` and ``proofgym eval`` of ``seed``, each over its own scripted server answering the oracle's
+    actions: the inspect log, proofgym's JSON summary, and the request bodies each server received."""
+    answers = oracle_texts(env_name, seed)
+    logs = tmp_path / "logs"
+    with ScriptedModel(answers) as model:
+        done = inspect_eval(f"proofgym/{env_name}", model.url, "scripted", logs, "-T", f"seeds={seed}",
+                            "--max-tokens", "512")
+        assert done.returncode == 0, done.stdout + done.stderr
+        inspect_requests = list(model.requests)
+    with ScriptedModel(answers) as model:
+        summary = proofgym_eval(env_name, str(seed), model.url, "scripted", tmp_path, max_tokens=512)
+        proofgym_requests = list(model.requests)
+    return read_log(logs), summary, inspect_requests, proofgym_requests
+
+
+def test_loan_certificate_is_in_the_log_and_the_return_matches_proofgym_eval(tmp_path):
+    log, summary, inspect_requests, proofgym_requests = run_both("loan", tmp_path)
+    assert log.status == "success"
+    (score,) = sample_scores(log).values()
+    (result,) = summary["results"]
+    assert result["status"] == "ok" and result["passed"]
+    assert score.value == pytest.approx(result["total_return"]) and score.value > 0
+    assert score.metadata["outcome"] == "certified" and score.metadata["outcome_score"] == 1.0
+    assert score.metadata["verdict"]["evidence"]["proof_checked"] is True
+    assert score.metadata["rejected_facts"] == []
+    assert "proof: Decision 'approve' independently certified by the proof checker" in score.explanation
+    assert "rules fired (" in score.explanation and "  - approve_prime: " in score.explanation
+    metrics = log.results.scores[0].metrics
+    assert metrics["mean"].value == pytest.approx(result["total_return"]) and metrics["outcome"].value == 1.0
+    # The server saw the same conversation, tools and sampling settings from both.
+    assert inspect_requests == proofgym_requests
+
+
+def test_math_verdict_and_return_match_proofgym_eval(tmp_path):
+    log, summary, inspect_requests, proofgym_requests = run_both("math", tmp_path)
+    (score,) = sample_scores(log).values()
+    (result,) = summary["results"]
+    assert score.value == pytest.approx(result["total_return"]) and result["passed"]
+    assert score.metadata["outcome"] == "certified"
+    assert "answer: 27" in score.explanation
+    assert "verifier's reason: the answer equals the gold answer" in score.explanation
+    assert "last action: The answer is \\boxed{27}." in score.explanation
+    assert inspect_requests == proofgym_requests
+
+
+@requires_judge
+def test_verilog_tool_episode_carries_the_simulation_log_and_matches_proofgym_eval(tmp_path):
+    log, summary, inspect_requests, proofgym_requests = run_both("verilog", tmp_path)
+    (sample,) = log.samples
+    score = sample.scores["proofgym_scorer"]
+    (result,) = summary["results"]
+    assert result["passed"] and score.value == pytest.approx(result["total_return"])
+    assert score.metadata["steps"] == result["num_steps"] == 2
+    assert score.metadata["outcome"] == "certified"
+    assert "Mismatches: 0 in 208 samples" in score.explanation  # the simulation log
+    assert score.metadata["verdict"]["evidence"]["sandboxed"] is True
+    # the episode's conversation is the sample's: the write_file result went back to the model before submit
+    assert [message.role for message in sample.messages][-4:] == ["assistant", "user", "assistant", "user"]
+    assert inspect_requests == proofgym_requests and len(inspect_requests) == 2
+
+
+def _one_line_refusal(done: subprocess.CompletedProcess[str], expected: str) -> str:
+    assert done.returncode != 0
+    output = done.stdout + done.stderr
+    assert "Traceback" not in output and "╭" not in output, output
+    lines = [line for line in output.splitlines() if expected in line]
+    assert len(lines) == 1, output
+    return lines[0]
+
+
+@pytest.fixture(scope="module")
+def scripted():
+    with ScriptedModel(["no"]) as model:
+        yield model
+
+
+def test_an_unknown_environment_is_one_line(scripted, tmp_path):
+    done = inspect_eval("proofgym/env", scripted.url, "scripted", tmp_path / "logs", "-T", "env=nope")
+    line = _one_line_refusal(done, "unknown environment 'nope'")
+    assert line.strip().startswith("proofgym/env: unknown environment 'nope'; expected one of ")
+    assert "loan" in line and "verilog" in line
+
+
+def test_an_unknown_task_parameter_is_one_line(scripted, tmp_path):
+    done = inspect_eval("proofgym/loan", scripted.url, "scripted", tmp_path / "logs", "-T", "seedz=0-3")
+    line = _one_line_refusal(done, "unknown task parameter")
+    assert "seedz" in line and "seeds, env_config, max_turns, max_time_s" in line
+
+
+def test_a_bad_seed_range_and_a_bad_env_config_are_one_line_each(scripted, tmp_path):
+    done = inspect_eval("proofgym/loan", scripted.url, "scripted", tmp_path / "logs", "-T", "seeds=7-3")
+    assert "ends before it starts" in _one_line_refusal(done, "-T seeds:")
+    done = inspect_eval("proofgym/loan", scripted.url, "scripted", tmp_path / "logs", "-T", "env_config={colour: 1}")
+    assert "colour: unknown key" in _one_line_refusal(done, "-T env_config:")
+
+
+def _closed_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def test_an_unreachable_model_server_is_one_line(tmp_path):
+    url = f"http://127.0.0.1:{_closed_port()}/v1"
+    done = inspect_eval("proofgym/loan", url, "scripted", tmp_path / "logs", "-T", "seeds=0")
+    line = _one_line_refusal(done, "cannot reach the model server")
+    assert url in line and "proofgym serve-model" in line
+
+
+def test_the_plugin_environment_runs_through_the_generic_task(tmp_path):
+    # parity comes from examples/plugin (installed in the dev venv): only the generic task needs no code for it
+    with ScriptedModel(["even"]) as model:
+        done = inspect_eval("proofgym/env", model.url, "scripted", tmp_path / "logs", "-T", "env=parity",
+                            "-T", "seeds=0-1", "--max-samples", "1")
+    assert done.returncode == 0, done.stdout + done.stderr
+    log = read_log(tmp_path / "logs")
+    assert log.eval.task == "proofgym/env" and len(log.samples) == 2
+    assert {sample.metadata["env"] for sample in log.samples} == {"parity"}
+
+
+def test_inspect_view_serves_the_log_dir(tmp_path):
+    logs = tmp_path / "logs"
+    with ScriptedModel(oracle_texts("loan", 0)) as model:
+        done = inspect_eval("proofgym/loan", model.url, "scripted", logs, "-T", "seeds=0")
+    assert done.returncode == 0, done.stdout + done.stderr
+    (log_file,) = logs.glob("*.eval")
+    port = _closed_port()
+    view = subprocess.Popen([str(BIN / "inspect"), "view", "start", "--log-dir", str(logs), "--port", str(port),
+                             "--host", "127.0.0.1"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            env=cli_env(), cwd=tmp_path)
+    try:
+        deadline, listed = time.monotonic() + 60, None
+        while time.monotonic() < deadline and listed is None:
+            try:
+                response = httpx.get(f"http://127.0.0.1:{port}/api/logs", timeout=5)
+                listed = response.json() if response.status_code == 200 else None
+            except httpx.HTTPError:
+                time.sleep(0.5)
+        assert listed is not None, "inspect view did not answer /api/logs within 60 s"
+        assert log_file.name in json.dumps(listed)
+    finally:
+        view.terminate()
+        view.wait(timeout=30)
