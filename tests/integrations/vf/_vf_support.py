@@ -17,8 +17,7 @@ from verifiers.v1.configs.agent import AgentConfig  # noqa: E402
 from verifiers.v1.graph import MessageNode  # noqa: E402
 from verifiers.v1.trace import AgentInfo, TraceTask  # noqa: E402
 
-from proofgym.config import load_config  # noqa: E402
-from proofgym.evaluation import EvalReport, run_eval  # noqa: E402
+from proofgym.evaluation import EvalReport, load_eval_config, run_eval  # noqa: E402
 from proofgym.integrations.vf import ProofgymTask, ProofgymTaskConfig, ProofgymTaskData  # noqa: E402
 from proofgym.traces import TraceStore  # noqa: E402
 
@@ -62,7 +61,7 @@ def write_eval(path: Path, evaluation: Mapping[str, Any], policy_config: Mapping
 def proofgym_eval(path: Path) -> tuple[EvalReport, dict[int, list[Any]]]:
     """``proofgym eval --config path`` (its function) and, per seed, the actions its rollout took, read back from
     the trace store it wrote."""
-    config = load_config(path)
+    config = load_eval_config(path)
     report = run_eval(config)
     store = TraceStore(config.evaluation.traces)
     try:
