@@ -40,13 +40,6 @@ TOOLS = [{"type": "function", "function": {"name": "lookup", "description": "Loo
 
 
 @pytest.fixture(scope="module")
-def backend():
-    backend = GenerationBackend(load_model("proofgym:tiny"), max_batch_size=8, batch_window_ms=50)
-    yield backend
-    backend.close()
-
-
-@pytest.fixture(scope="module")
 def client(backend):
     app = create_model_app(backend, api_key=KEY, max_tokens_limit=LIMIT, max_body_bytes=64 << 10)
     with TestClient(app, headers={"Authorization": f"Bearer {KEY}"}) as client:
@@ -54,18 +47,10 @@ def client(backend):
 
 
 @pytest.fixture(scope="module")
-def wide_client():
-    """The tiny model with a 1024-token context: room for the tool descriptions."""
-    from proofgym.config import TrainingSection
-    from proofgym.policies import TinyModelConfig, build_tiny_model
-
-    model, tokenizer = build_tiny_model(TrainingSection.model_fields["model_cache_dir"].default, seed=0,
-                                        config=TinyModelConfig(max_positions=1024))
-    backend = GenerationBackend(LoadedModel(model.eval(), tokenizer, "tiny-wide", 1024), batch_window_ms=0)
-    with TestClient(create_model_app(backend, max_tokens_limit=256)) as client:
-        client.backend = backend
+def wide_client(wide_backend):
+    with TestClient(create_model_app(wide_backend, max_tokens_limit=256)) as client:
+        client.backend = wide_backend
         yield client
-    backend.close()
 
 
 def chat(client, expect=200, query="", **body):
@@ -461,7 +446,7 @@ def test_a_full_queue_is_503(backend):
     ([1, 2], 422, None),
     ({"messages": PROMPT, "max_tokens": LIMIT + 1}, 400, "max_tokens"),
     ({"messages": PROMPT, "max_completion_tokens": LIMIT + 1}, 400, "max_completion_tokens"),
-    ({"messages": PROMPT, "stream": True}, 400, "stream"),
+    ({"messages": PROMPT, "stream_options": {"include_usage": True}}, 400, "stream_options"),
     ({"messages": PROMPT, "presence_penalty": 0.5}, 400, "presence_penalty"),
     ({"messages": PROMPT, "logit_bias": {"5": 1}}, 400, "logit_bias"),
     ({"messages": PROMPT, "top_logprobs": 2}, 400, "top_logprobs"),

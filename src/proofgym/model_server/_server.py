@@ -30,6 +30,7 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.responses import Response
 
 from proofgym.core import JSONLimitProblem
 from proofgym.http import (
@@ -137,8 +138,12 @@ class ResponseFormat(_Model):
     json_schema: JSONSchemaFormat | None = None
 
 
+class StreamOptions(_Model):
+    include_usage: bool | None = None
+
+
 class ChatCompletionRequest(_Model):
-    """The body of ``POST /v1/chat/completions`` (OpenAI's, less streaming and penalties)."""
+    """The body of ``POST /v1/chat/completions`` (OpenAI's, less penalties and logit bias)."""
 
     model: str | None = Field(None, max_length=1024)
     messages: list[ChatMessage] = Field(..., min_length=1)
@@ -155,6 +160,7 @@ class ChatCompletionRequest(_Model):
     logprobs: bool = False
     top_logprobs: int | None = Field(None, ge=0, le=MAX_TOP_LOGPROBS)
     stream: bool = False
+    stream_options: StreamOptions | None = None
     frequency_penalty: float | None = Field(None, ge=-2.0, le=2.0)
     presence_penalty: float | None = Field(None, ge=-2.0, le=2.0)
     logit_bias: dict[str, float] | None = None
@@ -315,7 +321,7 @@ def create_model_app(backend: BatchingBackend, *, api_key: str | None = None, ma
         return _model_card(name, created, backend.context_length)
 
     @app.post("/v1/chat/completions")
-    async def chat_completions(body: ChatCompletionRequest, request: Request) -> SafeJSONResponse:
+    async def chat_completions(body: ChatCompletionRequest, request: Request) -> Response:
         started = time.perf_counter()
         cid = request.query_params.get("cid")
         if cid is not None and len(cid) > MAX_CID_CHARS:
@@ -339,6 +345,11 @@ def create_model_app(backend: BatchingBackend, *, api_key: str | None = None, ma
         if adapter is not None:  # decoded with that LoRA adapter, and answered under its name (as vLLM does)
             params = [dataclasses.replace(row, adapter=adapter) for row in params]
         served = body.model if adapter is not None and body.model is not None else name
+        if body.stream:
+            from proofgym.model_server._streaming import stream_chat
+
+            return await stream_chat(body, backend, request, name=served, cid=cid,
+                                     prompt_ids=prompt_ids, params=params, plan=plan, started=started)
         from proofgym.model_server._generation import BackendBusy
 
         # Greedy choices are one answer: decode it once and give it to each (two rows of one batch could part on
@@ -416,8 +427,8 @@ async def _disconnect(request: Request) -> None:
 
 def _plan(body: ChatCompletionRequest, backend: BatchingBackend, max_tokens_limit: int) -> _Plan:
     """Refuse what the server does not do (400 naming the option) and settle the tool and format options."""
-    if body.stream:
-        raise APIError(400, "streaming is not supported: send stream: false", param="stream")
+    if body.stream_options is not None and not body.stream:
+        raise APIError(400, "stream_options needs stream: true", param="stream_options")
     for option in ("frequency_penalty", "presence_penalty"):
         if getattr(body, option):
             raise APIError(400, f"{option} is not supported: leave it out or send 0", param=option)
