@@ -52,7 +52,7 @@ def test_runtime_env_and_resources_are_read_strictly_and_errors_name_the_key(tmp
     compute = config.compute
     assert compute.actor_options() == {"num_cpus": 0.5, "num_gpus": 1.0, "memory": 2147483648,
                                        "resources": {"bare_node": 0.5}}
-    assert compute.runtime_env.excludes == [".git", ".venv", "__pycache__"]
+    assert compute.runtime_env.excludes is None  # Ray's own defaults (.git, .venv, venv, __pycache__)
     # The executor's settings (runtime.ray) take the same keys.
     ray = RuntimeConfig(executor="ray", ray={"num_gpus": 0.25, "runtime_env": {"env_vars": {"A": "b"}}}).ray
     assert ray.actor_options() == {"num_cpus": 1.0, "num_gpus": 0.25} and ray.runtime_env.env_vars == {"A": "b"}
@@ -77,9 +77,9 @@ def test_a_package_name_in_py_modules_ships_its_folder_and_its_entry_points(tmp_
     assert Path(metadata_dir).name.startswith("proofgym-") and Path(metadata_dir).suffix == ".dist-info"
     assert "[proofgym.envs]" in (Path(metadata_dir) / "entry_points.txt").read_text()
     assert (mine, remote) == (str(tmp_path / "mine"), "s3://bucket/pkg.zip")
-    assert env["working_dir"] == str(tmp_path) and env["excludes"] == [".git", ".venv", "__pycache__"]
-    # Nothing uploaded: no excludes for Ray to complain about.
-    assert ray_runtime_env(RayRuntimeEnv(env_vars={"A": "1"})) == {"env_vars": {"A": "1"}}
+    assert env["working_dir"] == str(tmp_path) and "excludes" not in env
+    assert ray_runtime_env(RayRuntimeEnv(env_vars={"A": "1"}, excludes=["*.db"])) == {"env_vars": {"A": "1"},
+                                                                                     "excludes": ["*.db"]}
     with pytest.raises(ConfigError, match="runtime_env.py_modules: 'no_such_package_x' is neither"):
         ray_runtime_env(RayRuntimeEnv(py_modules=["no_such_package_x"]))
     with pytest.raises(ConfigError, match="runtime_env.py_modules: 'socket' is neither"):  # a module, no package

@@ -10,10 +10,6 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 _RAY_ADDRESS = r"^(auto|(ray://)?[A-Za-z0-9_.\-\[\]:]+:[0-9]{1,5})$"
 
 
-#: What ``runtime_env.excludes`` is when not given: never ship a repository's history or a virtual environment.
-DEFAULT_RAY_EXCLUDES: tuple[str, ...] = (".git", ".venv", "__pycache__")
-
-
 class RayRuntimeEnv(BaseModel):
     """``runtime_env``: what Ray sets up on every node for the actors (``ray.init(runtime_env=...)``), so a cluster
     without proofgym (or without the run's files) installed works. The keys are Ray's own, read strictly:
@@ -27,8 +23,9 @@ class RayRuntimeEnv(BaseModel):
     - ``pip`` / ``uv``: requirements installed on each node into a virtual environment of Ray's (a list of
       requirement strings, or the path of a ``requirements.txt``); the nodes need a package index.
     - ``env_vars``: environment variables of the actors.
-    - ``excludes``: gitignore-style patterns left out of ``working_dir`` and ``py_modules`` uploads (default
-      ``.git``, ``.venv``, ``__pycache__``; Ray also honours the ``.gitignore`` files it finds).
+    - ``excludes``: gitignore-style patterns left out of ``working_dir`` and ``py_modules`` uploads (Ray itself
+      leaves ``.git``, ``.venv``, ``venv`` and ``__pycache__`` out of a ``working_dir`` and honours the
+      ``.gitignore`` files it finds).
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -42,7 +39,7 @@ class RayRuntimeEnv(BaseModel):
     uv: list[str] | str | None = Field(None, description="requirements (or a requirements.txt path) installed on "
                                                          "each node with uv")
     env_vars: dict[str, str] | None = Field(None, description="environment variables of the actors")
-    excludes: list[str] = Field(list(DEFAULT_RAY_EXCLUDES), description="patterns not uploaded")
+    excludes: list[str] | None = Field(None, description="gitignore-style patterns not uploaded")
 
     @model_validator(mode="after")
     def _one_installer(self) -> RayRuntimeEnv:

@@ -67,12 +67,19 @@ def connect_ray(address: str | None = None, runtime_env: RayRuntimeEnv | None = 
             options["include_dashboard"] = False
         if runtime_env is not None:
             options["runtime_env"] = ray_runtime_env(runtime_env)
+            logging.getLogger("ray._private.worker").addFilter(_without_default_excludes_notice)
         try:
             ray.init(**options)
         except ConnectionError as exc:
             raise ConnectionError(f"cannot join the Ray cluster at {address or '$RAY_ADDRESS'}: "
                                   f"{_first_line(exc)}") from None
     return ray
+
+
+def _without_default_excludes_notice(record: logging.LogRecord) -> bool:
+    """Drop Ray 2.60's notice, one line per folder on every upload of a working_dir that holds ``.git`` or ``.venv``,
+    that it now leaves those out by default (docs/ray.md says so once)."""
+    return not str(record.msg).startswith("Directory %r is now ignored by default")
 
 
 #: How long :func:`connect_ray` waits for a TCP answer from a Ray address before calling it unreachable.
@@ -140,8 +147,6 @@ def ray_runtime_env(env: RayRuntimeEnv) -> dict[str, Any]:
     an importable package (not a path) replaced by that package's folder and, when it is an installed
     distribution's, its metadata folder (whose entry points register what the package provides)."""
     out: dict[str, Any] = env.model_dump(exclude_none=True)
-    if env.working_dir is None and env.py_modules is None:
-        out.pop("excludes", None)
     if env.working_dir is not None and "://" not in env.working_dir and not Path(env.working_dir).is_dir():
         raise ConfigError(f"runtime_env.working_dir: {env.working_dir!r} is not a folder")
     if env.py_modules is not None:
