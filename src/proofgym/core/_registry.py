@@ -57,6 +57,7 @@ class Registry(Generic[T]):
         self._targets: dict[str, T | str] = {}
         self._origins: dict[str, str] = {}
         self._entry_points_loaded = False
+        self._loading_entry_points = False  # the thread holding the lock is registering them (re-entered: go on)
         self._lock = threading.RLock()
 
     def register(self, name: str, target: T | str, *, origin: str = "") -> None:
@@ -132,17 +133,23 @@ class Registry(Generic[T]):
         if self._entry_points_loaded:
             return
         with self._lock:
-            if self._entry_points_loaded:
+            if self._entry_points_loaded or self._loading_entry_points:
                 return
-            self._entry_points_loaded = True
-            seen: dict[str, str] = {}
-            for point in metadata.entry_points(group=self.group):
-                origin = f"entry point {point.name!r} of {_distribution(point)} in group {self.group!r}"
-                if point.name in seen and seen[point.name] != point.value:
-                    raise RegistryError(f"{self.kind} {point.name!r} is declared twice in group {self.group!r}: "
-                                        f"{seen[point.name]!r} and {point.value!r}")
-                seen[point.name] = point.value
-                self.register(point.name, point.value, origin=origin)
+            # Marked loaded only once every entry point is registered: another thread waits on the lock meanwhile
+            # rather than finding the registry half filled (it once found only the built-in names).
+            self._loading_entry_points = True
+            try:
+                seen: dict[str, str] = {}
+                for point in metadata.entry_points(group=self.group):
+                    origin = f"entry point {point.name!r} of {_distribution(point)} in group {self.group!r}"
+                    if point.name in seen and seen[point.name] != point.value:
+                        raise RegistryError(f"{self.kind} {point.name!r} is declared twice in group "
+                                            f"{self.group!r}: {seen[point.name]!r} and {point.value!r}")
+                    seen[point.name] = point.value
+                    self.register(point.name, point.value, origin=origin)
+            finally:
+                self._loading_entry_points = False
+                self._entry_points_loaded = True
 
 
 def _target_of(value: Any) -> str | None:
