@@ -485,6 +485,27 @@ def test_unknown_paths_and_methods(client):
     assert client.get("/v1/models/other").status_code == 404
 
 
+def test_the_responses_api_is_refused_in_one_line_saying_to_use_chat_completions(client):
+    for method, path in (("POST", "/v1/responses"), ("GET", "/v1/responses/resp_1"),
+                         ("POST", "/v1/responses/resp_1/cancel")):
+        response = client.request(method, path, json={"model": "proofgym:tiny", "input": "hi"})
+        assert response.status_code == 404 and response.headers["content-type"] == "application/json"
+        error = response.json()["error"]
+        assert error == {"message": error["message"], "type": "invalid_request_error", "param": None,
+                         "code": "unsupported_endpoint"}
+        assert "POST /v1/chat/completions" in error["message"] and "\n" not in error["message"]
+        assert "-M responses_api=false" in error["message"] and "--model proofgym/<model>" in error["message"]
+
+
+def test_the_openai_clients_responses_call_gets_the_refusal(backend):
+    import openai
+
+    with ThreadedServer(create_model_app(backend, api_key=KEY), what="serve-model") as server:
+        api = openai.OpenAI(base_url=f"{server.url}/v1", api_key=KEY, max_retries=0)
+        with pytest.raises(openai.NotFoundError, match="serve-model speaks the Chat Completions API"):
+            api.responses.create(model="proofgym:tiny", input="Applicant: age 30, income 5")
+
+
 def test_key_is_required(client):
     bare = TestClient(client.app)
     for headers in ({}, {"Authorization": "Bearer wrong"}, {"X-API-Key": "wrong"}):
