@@ -62,18 +62,18 @@ class ProofgymChatAPI(ModelAPI):
                                  f"{max_retries}")
         except ValueError as exc:
             raise PrerequisiteError(f"proofgym model API: {exc}") from None
-        self._check_reachable(min(timeout_s, 10.0))
-        self._chat = ChatClient(self.url, api_key=self.api_key or os.environ.get(key_env) or None,
-                                timeout_s=timeout_s, retry=RetryPolicy(max_retries=max_retries))
+        key = self.api_key or os.environ.get(key_env) or None
+        self._check_reachable(min(timeout_s, 10.0), key)
+        self._chat = ChatClient(self.url, api_key=key, timeout_s=timeout_s, retry=RetryPolicy(max_retries=max_retries))
 
-    def _check_reachable(self, timeout_s: float) -> None:
+    def _check_reachable(self, timeout_s: float, key: str | None) -> None:
         """Stop now, in one line, when nothing answers at the base URL (any HTTP answer will do: ``/models`` is
         asked, but a server without it is still a server)."""
         import httpx
 
         models = self.url.split("?", 1)[0].removesuffix("/chat/completions") + "/models"
         try:
-            response = httpx.get(models, timeout=timeout_s)
+            response = httpx.get(models, timeout=timeout_s, headers={"Authorization": f"Bearer {key}"} if key else None)
         except httpx.HTTPError as exc:
             raise PrerequisiteError(f"proofgym model API: cannot reach the model server at {redact_url(models)} "
                                     f"({type(exc).__name__}: {exc}); start one (proofgym serve-model ...) or pass "
