@@ -45,9 +45,11 @@ def serve_model_command(
     """Serve a causal LM over HTTP: POST /v1/chat/completions, GET /v1/models, GET /health.
 
     Chat templates, temperature / top_p / seed / n / stop / max_tokens, tools, response_format json_schema and
-    json_object (constrained decoding), logprobs, and each choice's prompt_token_ids and token_ids. Concurrent
-    requests are decoded together in batches. Without an API key the server only binds a loopback address.
-    --backend llama_cpp serves a GGUF file with llama.cpp (the same requests, less constrained decoding).
+    json_object (constrained decoding), logprobs, and each choice's prompt_token_ids and token_ids; "stream": true
+    streams the reply as server-sent events while it is decoded (stream_options.include_usage for the usage).
+    Concurrent requests are decoded together in batches. Without an API key the server only binds a loopback
+    address. --backend llama_cpp serves a GGUF file with llama.cpp (the same requests, less constrained decoding).
+    The Responses API (/v1/responses) is not served: its 404 says how to use chat completions instead.
     """
     import os
 
