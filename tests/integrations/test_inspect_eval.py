@@ -35,18 +35,21 @@ def oracle_texts(env_name: str, seed: int) -> list[str]:
     return [json.dumps(action) for action in actions]
 
 
-def run_both(env_name: str, tmp_path: Path, *, seed: int = 0) -> tuple[object, dict, list[dict], list[dict]]:
+def run_both(env_name: str, tmp_path: Path, *, seed: int = 0,
+             max_turns: int | None = None) -> tuple[object, dict, list[dict], list[dict]]:
     """``inspect eval`` and ``proofgym eval`` of ``seed``, each over its own scripted server answering the oracle's
     actions: the inspect log, proofgym's JSON summary, and the request bodies each server received."""
     answers = oracle_texts(env_name, seed)
     logs = tmp_path / "logs"
+    turns = ("-T", f"max_turns={max_turns}") if max_turns is not None else ()
     with ScriptedModel(answers) as model:
-        done = inspect_eval(f"proofgym/{env_name}", model.url, "scripted", logs, "-T", f"seeds={seed}",
+        done = inspect_eval(f"proofgym/{env_name}", model.url, "scripted", logs, "-T", f"seeds={seed}", *turns,
                             "--max-tokens", "512")
         assert done.returncode == 0, done.stdout + done.stderr
         inspect_requests = list(model.requests)
     with ScriptedModel(answers) as model:
-        summary = proofgym_eval(env_name, str(seed), model.url, "scripted", tmp_path, max_tokens=512)
+        summary = proofgym_eval(env_name, str(seed), model.url, "scripted", tmp_path, max_tokens=512,
+                                max_turns=max_turns)
         proofgym_requests = list(model.requests)
     return read_log(logs), summary, inspect_requests, proofgym_requests
 
@@ -95,6 +98,27 @@ def test_verilog_tool_episode_carries_the_simulation_log_and_matches_proofgym_ev
     # the episode's conversation is the sample's: the write_file result went back to the model before submit
     assert [message.role for message in sample.messages][-4:] == ["assistant", "user", "assistant", "user"]
     assert inspect_requests == proofgym_requests and len(inspect_requests) == 2
+
+
+def test_fact_finding_tool_episode_matches_proofgym_eval(tmp_path):
+    log, summary, inspect_requests, proofgym_requests = run_both("fact_finding", tmp_path)
+    (score,) = sample_scores(log).values()
+    (result,) = summary["results"]
+    assert result["passed"] and score.value == pytest.approx(result["total_return"]) and score.value > 0
+    assert score.metadata["steps"] == result["num_steps"] > 1 and score.metadata["correct"] is True
+    assert inspect_requests == proofgym_requests
+
+
+def test_an_episode_cut_off_at_the_turn_limit_is_unsolved_in_both(tmp_path):
+    log, summary, inspect_requests, proofgym_requests = run_both("fact_finding", tmp_path, max_turns=2)
+    (score,) = sample_scores(log).values()
+    (result,) = summary["results"]
+    assert result["outcome_score"] == score.metadata["outcome_score"] == 0.0
+    assert score.metadata["truncated"] is True and score.metadata["steps"] == result["num_steps"] == 2
+    assert score.explanation.startswith("outcome: none (cut off at the turn limit or time budget); return ")
+    assert score.value == pytest.approx(result["total_return"])
+    assert 'last action: get_fact({"name": ' in score.explanation
+    assert inspect_requests == proofgym_requests
 
 
 def _one_line_refusal(done: subprocess.CompletedProcess[str], expected: str) -> str:

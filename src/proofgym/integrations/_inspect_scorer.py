@@ -10,7 +10,7 @@ model's last reply, read as ``proofgym eval``'s ``openai`` policy reads a reply.
 - ``Score.explanation``: the evidence as readable text: the outcome and reward components, the verifier's reason, the
   proof summary and the rules that fired (rulebook domains), the facts it refused, the simulation log (Verilog);
 - ``Score.metadata``: ``outcome``, ``outcome_score`` (1 / 0 / none when not judged), ``passed``, ``correct``,
-  ``components``, ``rejected_facts``, ``verdict`` (the whole verdict dict), ``steps``, ``status``.
+  ``components``, ``rejected_facts``, ``verdict`` (the whole verdict dict), ``steps``, ``truncated``, ``status``.
 """
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ _SKIP_EVIDENCE = {"proof_summary", "symbolic_trace", "rejected_facts", "confiden
 
 def episode_summary(info: Mapping[str, Any], *, total: float, score: float | None, steps: int, status: str = "ok",
                     error: str | None = None, answer: str = "", components: Mapping[str, float] | None = None,
-                    ) -> dict[str, Any]:
+                    truncated: bool = False) -> dict[str, Any]:
     """What the scorer reports of an episode: its last step's ``info`` (which mirrors the typed fields of a
     :class:`~proofgym.envs.StepResult`) and the episode's return, outcome score, steps and status. JSON-native."""
     verdict = info.get("verdict") if isinstance(info.get("verdict"), Mapping) else None
@@ -55,7 +55,8 @@ def episode_summary(info: Mapping[str, Any], *, total: float, score: float | Non
         "correct": info.get("correct"), "abstained": info.get("abstained"),
         "components": dict(components if components is not None else info.get("reward_components") or {}),
         "rejected_facts": rejected, "reason": info.get("reason") or (verdict or {}).get("reason"),
-        "verdict": dict(verdict) if verdict is not None else None, "steps": steps, "status": status,
+        "verdict": dict(verdict) if verdict is not None else None, "steps": steps, "truncated": truncated,
+        "status": status,
         "error": error, "answer": answer,
     }
     plain: dict[str, Any] = json.loads(json.dumps(summary, default=str))
@@ -76,7 +77,8 @@ def _block(name: str, value: Any) -> list[str]:
 
 def explanation(summary: Mapping[str, Any]) -> str:
     """The evidence of an episode as readable text (see the module's documentation)."""
-    lines = [f"outcome: {summary.get('outcome')}; return {_signed(summary.get('return'))} over "
+    cut = " (cut off at the turn limit or time budget)" if summary.get("truncated") else ""
+    lines = [f"outcome: {summary.get('outcome') or 'none'}{cut}; return {_signed(summary.get('return'))} over "
              f"{summary.get('steps')} step(s); status {summary.get('status')}"]
     components = summary.get("components") or {}
     if components:
@@ -126,8 +128,9 @@ def action_text(action: Any) -> str:
                 args = json.loads(args)
             except ValueError:
                 return f"{name}({args})"
-        if isinstance(args, Mapping) and len(args) == 1 and isinstance(next(iter(args.values())), str):
-            return str(next(iter(args.values())))
+        only = next(iter(args.values())) if isinstance(args, Mapping) and len(args) == 1 else None
+        if isinstance(only, str) and (name == "answer" or "\n" in only):
+            return only  # the answer (or the file) the call carries
         return f"{name}({json.dumps(args, default=str)})"
     return "" if action is None else json.dumps(action, default=str)
 

@@ -123,6 +123,7 @@ def proofgym_episode(env: str, env_config: dict[str, Any] | None = None, max_tur
         state.store.set(EPISODE_KEY, episode_summary(
             dict(last.info) if last is not None else {}, total=session.total_reward, score=score,
             steps=len(session.steps), status=session.status, error=session.error, components=components,
+            truncated=bool(last is not None and last.truncated),
             answer=action_text(last.action) if last is not None else ""))
         state.completed = True
         return state
