@@ -36,6 +36,9 @@ def serve_model_command(
                                           "lora_path} and /v1/unload_lora_adapter {lora_name}; a request whose "
                                           "model is an adapter's name is decoded with it (torch backend only). "
                                           "vLLM needs --enable-lora and VLLM_ALLOW_RUNTIME_LORA_UPDATING=True."),
+    served_model_name: Optional[str] = typer.Option(None, "--served-model-name",
+                                                    help="The model id served and answered (default: MODEL), as "
+                                                         "vLLM's flag of that name."),
     max_body_bytes: int = typer.Option(4 << 20, "--max-body-bytes", min=1, help="Largest request body accepted."),
     log_level: str = typer.Option("info", "--log-level", help="uvicorn log level."),
     header_timeout_s: float = header_timeout_option(),
@@ -67,6 +70,7 @@ def serve_model_command(
                     batch_window_ms=batch_window_ms, max_tokens_limit=max_tokens_limit, threads=threads,
                     device=device, max_body_bytes=max_body_bytes, log_level=log_level,
                     header_timeout_s=header_timeout_s, body_timeout_s=body_timeout_s,
-                    max_connections=max_connections, backend=backend, enable_lora=enable_lora)
+                    max_connections=max_connections, backend=backend, enable_lora=enable_lora,
+                    served_model_name=served_model_name)
     except ServeError as exc:
         fail(exc)

@@ -1,8 +1,6 @@
 """``proofgym serve-model``: an OpenAI-compatible server over a local causal LM (transformers, or llama.cpp for GGUF).
 
-``POST /v1/chat/completions`` (streamed with ``"stream": true``: :mod:`~proofgym.model_server._streaming`),
-``GET /v1/models`` and ``GET /health`` (open without a key); ``/v1/responses`` (the Responses API) is a 404 that says
-to use chat completions and how (:data:`RESPONSES_REFUSAL`). Every error is
+``POST /v1/chat/completions``, ``GET /v1/models`` and ``GET /health`` (open without a key). Every error is
 OpenAI's shape, ``{"error": {"message", "type", "param", "code"}}``: 401 for a missing or wrong key, 413 for an
 oversized body, 400 for a body that is not JSON or a request the model cannot serve (a prompt longer than its
 context, ``max_tokens`` over the server's limit, an unsupported option), 422 for a body that does not match the
@@ -60,11 +58,6 @@ BACKENDS = ("torch", "llama_cpp")
 #: Alternatives per token at most (OpenAI's limit).
 MAX_TOP_LOGPROBS = 20
 _OPEN_PATHS = frozenset({"/health"})
-#: The answer to the Responses API (``/v1/responses``): serve-model speaks chat completions only.
-RESPONSES_REFUSAL = ("serve-model speaks the Chat Completions API (POST /v1/chat/completions), not the Responses API "
-                     "(/v1/responses): point the client at chat completions (inspect: -M responses_api=false with "
-                     "an openai/ model, or proofgym's own model API: --model proofgym/<model> --model-base-url "
-                     "http://HOST:PORT/v1; the openai client: client.chat.completions.create)")
 
 
 # -- the request ---------------------------------------------------------------------------------------------
@@ -310,10 +303,6 @@ def create_model_app(backend: BatchingBackend, *, api_key: str | None = None, ma
 
         adapters = AdapterSet(backend, name)  # type: ignore[arg-type]  # AdapterSet refuses a non-torch backend
         add_adapter_routes(app, adapters)
-
-    @app.api_route("/v1/responses{rest:path}", methods=["GET", "POST", "DELETE"])
-    async def responses(rest: str) -> SafeJSONResponse:
-        raise APIError(404, RESPONSES_REFUSAL, code="unsupported_endpoint")
 
     @app.get("/v1/models")
     async def models() -> dict[str, Any]:
@@ -611,11 +600,13 @@ def serve_model(
     max_connections: int = 256,
     backend: str = "torch",
     enable_lora: bool = False,
+    served_model_name: str | None = None,
 ) -> None:
     """Load ``spec`` (see :func:`~proofgym.model_server._backend.load_model`) and serve it on ``host:port`` until
     interrupted. ``backend`` is the engine: ``torch`` (transformers) or ``llama_cpp`` (a GGUF file, through
     llama-cpp-python; ``device`` must then be ``cpu``); ``enable_lora``: vLLM's LoRA adapter endpoints (torch
-    only). ``api_key`` defaults to the environment
+    only); ``served_model_name``: the id served (vLLM's ``--served-model-name``; default ``spec``). ``api_key``
+    defaults to the environment
     (``ENVIRONMENT_API_KEY``, ...); without one only a loopback address is served. Raises
     :class:`~proofgym.http.ServeError` before loading anything when the server would be reachable from other
     machines without a key, or when the backend or the model cannot be had."""
@@ -650,7 +641,8 @@ def serve_model(
             engine = GenerationBackend(load_model(spec, device=device), max_batch_size=max_batch_size,
                                        batch_window_ms=batch_window_ms, threads=threads)
         app = create_model_app(engine, api_key=key, max_tokens_limit=max_tokens_limit,
-                               max_body_bytes=max_body_bytes, body_timeout_s=body_timeout_s, enable_lora=enable_lora)
+                               max_body_bytes=max_body_bytes, body_timeout_s=body_timeout_s, enable_lora=enable_lora,
+                               model_name=served_model_name)
     except (ModelLoadError, ValueError) as exc:
         raise ServeError(str(exc)) from None
     logger.info("serve-model: %s with %s (context %d tokens) on %s:%d", spec, backend, engine.context_length, host,

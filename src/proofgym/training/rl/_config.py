@@ -2,8 +2,10 @@
 
 ``[algorithm] [services] [model] [lora] [rollout] [evaluation] [training] [rubric] [judge]`` are honoured;
 ``[compute]``'s Ray keys (``ray_address``, ``num_cpus``, ``num_gpus``, ``memory``, ``resources``, ``runtime_env``,
-``workers``, ``policy_host``, ``policy_port``, ``task_app_ports``) are honoured too.
-Its other keys, ``[topology] [vllm] [reference]`` and a few keys of the hosted trainer
+``workers``, ``policy_host``, ``policy_port``, ``task_app_ports``) are honoured too, and so is ``[policy_server]``
+(rollouts on another OpenAI-compatible server, updated through vLLM's LoRA endpoints). ``[vllm]`` starts
+``vllm serve`` as that server where a GPU and vLLM are there (its keys become ``vllm serve`` flags); elsewhere it is
+recorded, as are ``[topology] [reference]`` and a few keys of the hosted trainer
 (``training.weight_sync.targets``, ``judge.options.weights``, ...) say how a GPU cluster is laid out: they are
 recorded and reported once (:meth:`RLConfig.machine_notes`), never refused. Any other unknown key is an error naming
 it. A file without ``kind`` (the reference's) loads with one deprecation line
@@ -130,6 +132,39 @@ class ModelSection(_Strict):
     @property
     def name(self) -> str:
         return self.base or self.source  # type: ignore[return-value]
+
+
+class PolicyServerSection(_Strict):
+    """Where the rollouts are sampled when not by the trainer's own in-process server: ``url``, a running
+    OpenAI-compatible server with vLLM's LoRA adapter endpoints (``proofgym serve-model --enable-lora``, ``vllm
+    serve --enable-lora``), or ``launch``, a server the trainer starts and stops (``serve-model``: on the base model
+    it exports to ``<output_dir>/policy_base``; ``vllm``: ``vllm serve`` on ``serving_gpu``, default the last GPU).
+    ``weight_sync``: ``lora`` (adapters loaded by name after each update: ``model.trainer_mode = "lora"``) or
+    ``nccl`` (vLLM's full-weight transfer, GPU only). ``adapter_dir``: where the adapters are saved (default
+    ``<output_dir>/adapters``; the server must read it)."""
+
+    url: str | None = None
+    launch: Literal["serve-model", "vllm"] | None = None
+    port: int | None = Field(None, ge=1, le=65535)
+    adapter_dir: str | None = Field(None, min_length=1)
+    weight_sync: Literal["lora", "nccl"] = "lora"
+    startup_timeout_s: float = Field(600.0, gt=0)
+    serving_gpu: int | None = Field(None, ge=0)
+
+    @field_validator("url")
+    @classmethod
+    def _url(cls, value: str | None) -> str | None:
+        if value is not None and not value.startswith(("http://", "https://")):
+            raise ValueError(f"expected the http(s) URL of an OpenAI-compatible server (ending in /v1), got {value!r}")
+        return value
+
+    @model_validator(mode="after")
+    def _one_server(self) -> PolicyServerSection:
+        if (self.url is None) == (self.launch is None):
+            raise ValueError("give exactly one of url (a running server) and launch (serve-model or vllm)")
+        if self.url is not None and self.port is not None:
+            raise ValueError("port is the launched server's: with url, the port is in the url")
+        return self
 
 
 class RLLoraSection(_Strict):
@@ -351,6 +386,7 @@ class RLConfig(_Strict):
     topology: _Open | None = None
     vllm: _Open | None = None
     reference: _Open | None = None
+    policy_server: PolicyServerSection | None = None
 
     @model_validator(mode="after")
     def _consistent(self) -> RLConfig:

@@ -25,7 +25,7 @@ from proofgym.training.rl._task_app import RLError
 #: stop rule), how often it evaluates and checkpoints, where its services run, how many CPU threads it uses and where
 #: it writes. The rest say what the run learns from and how; ``training.seed`` is checked on its own.
 RESUMABLE_KEYS: tuple[str, ...] = (
-    "services", "compute", "topology", "vllm", "reference",
+    "services", "compute", "topology", "vllm", "reference", "policy_server",
     "training.seed", "training.num_epochs", "training.iterations_per_epoch", "training.max_error_share",
     "training.checkpoint_every", "training.output_dir", "training.request_timeout_s", "training.log_interval",
     "training.cpu_threads",

@@ -55,11 +55,13 @@ class PolicyModels:
 
 
 def build_policy_models(name: str, *, trainer_mode: str, lora: Any, seed: int, cache_dir: str | Path,
-                        corpus: list[str] | None = None) -> PolicyModels:
+                        corpus: list[str] | None = None, served_here: bool = True) -> PolicyModels:
     """Load ``name`` (``proofgym:tiny``: built here with :data:`TINY_CHAT_TEMPLATE` and a tokenizer trained on
     ``corpus``; else a hub id, read from the local cache first, a local directory or ``smollm2``) and wrap it for
-    training: LoRA through peft when ``trainer_mode`` is ``lora`` (``proofgym:tiny`` always trains fully). A model
-    that cannot be loaded is a :class:`~proofgym.config.ConfigError` naming the ``model`` section."""
+    training: LoRA through peft when ``trainer_mode`` is ``lora`` (``proofgym:tiny`` trains fully unless another
+    process serves it, ``served_here`` False: its updates then travel as LoRA adapters, and there is no served
+    copy here). A model that cannot be loaded is a :class:`~proofgym.config.ConfigError` naming the ``model``
+    section."""
     torch.manual_seed(seed)
     if name == TINY_MODEL:
         from proofgym.policies import TinyModelConfig, build_tiny_model
@@ -68,7 +70,7 @@ def build_policy_models(name: str, *, trainer_mode: str, lora: Any, seed: int, c
                                             corpus=corpus)
         tokenizer.chat_template = TINY_CHAT_TEMPLATE
         context = _TINY_CONTEXT
-        use_lora = False
+        use_lora = trainer_mode == "lora" and not served_here
     else:
         from proofgym.model_server import load_model
 
@@ -87,9 +89,11 @@ def build_policy_models(name: str, *, trainer_mode: str, lora: Any, seed: int, c
         model = get_peft_model(model, LoraConfig(r=lora.r, lora_alpha=lora.alpha, lora_dropout=lora.dropout,
                                                  target_modules=targets, task_type="CAUSAL_LM"))
     model.train()
-    served = copy.deepcopy(model).eval()
-    for parameter in served.parameters():
-        parameter.requires_grad_(False)
+    served = None
+    if served_here:
+        served = copy.deepcopy(model).eval()
+        for parameter in served.parameters():
+            parameter.requires_grad_(False)
     return PolicyModels(model, served, tokenizer, name, context, use_lora)
 
 
@@ -119,6 +123,15 @@ class PolicyServer:
     def start(self) -> PolicyServer:
         self._server.start()
         return self
+
+    @property
+    def model_name(self) -> str:
+        """The model the rollouts ask for (this server serves one, updated in place by :meth:`sync`)."""
+        return self.models.name
+
+    def name_for(self, version: int) -> str:
+        """The model the rollouts of update ``version`` asked for (here always the same name)."""
+        return self.models.name
 
     def sync(self, version: int) -> float:
         """Copy the trained weights into the served copy (call only with no rollout in flight); seconds taken."""

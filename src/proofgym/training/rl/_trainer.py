@@ -25,13 +25,14 @@ import signal
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from collections.abc import Mapping
 from typing import Any, Callable, cast
 
 import torch
 
 from proofgym.config import TINY_MODEL
 from proofgym.judges import RubricScorer, RubricSet, TrajectoryScore, resolve_rubric_set, rubric_set_from_data
-from proofgym.training.rl._config import RLConfig
+from proofgym.training.rl._config import PolicyServerSection, RLConfig
 from proofgym.training._grpo import shared_prompt_logprobs
 from proofgym.training._policy_gradient import (
     MICROBATCH_TOKENS,
@@ -42,6 +43,7 @@ from proofgym.training.rl._credit import Turn, decision_values, sampled_turns
 from proofgym.training.rl._heldout import Evaluation, OracleGold, goal_streak, read_evaluation, success
 from proofgym.training.rl._identity import check_resume, run_identity
 from proofgym.training.rl._policy import PolicyServer, build_policy_models
+from proofgym.training.rl._remote_policy import RemotePolicy, vllm_available
 from proofgym.training.rl._task_app import LocalTaskApp, RLError, Rollout, RolloutClient, new_cid
 from proofgym.traces import TraceStore
 from proofgym.training._report import MetricsLog
@@ -95,6 +97,7 @@ class RLTrainer:
         self.evaluations: list[Evaluation] = []  # this process's held-out evaluations, confirmations included
         self._gold: Any = lambda seed: None  # a seed's gold decision, for rollouts whose trace names none
         self.invalid = self.total = 0
+        self.stale = 0  # rollouts refused because another model than their batch's answered a turn
         self.updates_skipped = 0  # optimizer steps left out because their loss or gradient was not finite
         self.iteration = 0
         self._rng = random.Random(config.training.seed)
@@ -152,18 +155,31 @@ class RLTrainer:
             url = config.services.task_url
         if local is not None:
             self._gold = OracleGold(local, config.rollout.env_options())
+        remote = self._policy_server()
         self.models = build_policy_models(config.model.name, trainer_mode=config.model.trainer_mode,
                                           lora=config.lora, seed=config.training.seed,
                                           cache_dir=self.output_dir.parent / ".tiny-model",
-                                          corpus=self._tiny_corpus() if config.model.name == TINY_MODEL else None)
-        if config.model.name == TINY_MODEL and config.model.trainer_mode == "lora":
+                                          corpus=self._tiny_corpus() if config.model.name == TINY_MODEL else None,
+                                          served_here=remote is None)
+        if config.model.name == TINY_MODEL and config.model.trainer_mode == "lora" and remote is None:
             self.note("model.trainer_mode lora: proofgym:tiny trains fully (no LoRA for a 2 M-parameter model)")
         on_ray = compute is not None and compute.on_ray
         host = compute.policy_host if compute is not None and on_ray else "127.0.0.1"
         port = compute.policy_port if compute is not None and on_ray else None
-        self.server = PolicyServer(self.models, max_tokens_limit=self._max_tokens(), host=host, port=port,
-                                   threads=config.training.cpu_threads).start()
-        if host != "127.0.0.1":
+        self.server: PolicyServer | RemotePolicy
+        if remote is not None:
+            label = config.model.label or "policy"
+            self.server = RemotePolicy(self.models, remote, output_dir=self.output_dir, label=label,
+                                       base=config.model.name, lora_rank=config.lora.r,
+                                       vllm_options=dict(config.vllm.model_extra or {}) if config.vllm else {},
+                                       cpu_threads=config.training.cpu_threads).start()
+            self.note(f"rollouts on the policy server {self.server.url} (base model {self.server.model_name!r}); "
+                      + (f"each update loaded there as the LoRA adapter {label}-step-<k>" if remote.weight_sync ==
+                         "lora" else "each update's weights sent over NCCL (vLLM's weight transfer)"))
+        else:
+            self.server = PolicyServer(self.models, max_tokens_limit=self._max_tokens(), host=host, port=port,
+                                       threads=config.training.cpu_threads).start()
+        if host != "127.0.0.1" and isinstance(self.server, PolicyServer):
             self.note(f"the policy is served on {self.server.url} for the Ray actors"
                       + ("" if self.server.loopback else ", without a key: keep that network private"))
         self.client = None
@@ -172,6 +188,22 @@ class RLTrainer:
         self.optimizer = torch.optim.AdamW([p for p in self.models.trainer.parameters() if p.requires_grad],
                                            lr=config.training.learning_rate)
         self.reference: Any = None  # the policy RL starts from, for training.kl_coef (set after the warm-up)
+
+    def _policy_server(self) -> PolicyServerSection | None:
+        """``[policy_server]``; else, with ``[vllm]`` on a machine with a GPU and vLLM, a ``vllm serve`` the
+        trainer starts (LoRA adapters with ``model.trainer_mode = "lora"``, NCCL weight transfer otherwise); else
+        None (the policy is served in this process), with one line saying why ``[vllm]`` was not started."""
+        config = self.config
+        if config.policy_server is not None:
+            return config.policy_server
+        if config.vllm is None:
+            return None
+        why = vllm_available()
+        if why is None:
+            return PolicyServerSection(launch="vllm",
+                                       weight_sync="lora" if config.model.trainer_mode == "lora" else "nccl")
+        self.note(f"[vllm]: vllm serve not started: {why}; the policy is served in this process instead")
+        return None
 
     def _max_tokens(self) -> int:
         requested = self.config.rollout.policy_config.get("max_tokens")
@@ -394,7 +426,8 @@ class RLTrainer:
             "eval_before": _finite(result.eval_before), "eval_after": _finite(result.eval_after),
             "last_evaluation": last.to_dict() if last else None,
             "confirmation": confirmation.to_dict() if confirmation else None,
-            "rollouts": self.total, "invalid": self.invalid, "updates_skipped": self.updates_skipped,
+            "rollouts": self.total, "invalid": self.invalid, "stale_rollouts": self.stale,
+            "updates_skipped": self.updates_skipped,
             "wall_s": round(wall_s, 3), "phases_s": {key: round(value, 3) for key, value in self.phases.items()}}
         if dry_run:
             summary["dry_run"] = result.dry_run
@@ -463,7 +496,7 @@ class RLTrainer:
         config = self.config
         policy = {key: value for key, value in config.rollout.policy_config.items()
                   if key not in ("provider", "model", "inference_url", "max_tokens", "temperature")}
-        policy.update({"model": self.models.name, "inference_url": f"{self.server.url}?cid={cid}",
+        policy.update({"model": self.server.model_name, "inference_url": f"{self.server.url}?cid={cid}",
                        "temperature": 0.0 if greedy else float(config.rollout.policy_config.get("temperature", 1.0)),
                        "max_tokens": self._max_tokens(), "extra_body": {"logprobs": True}})
         env: dict[str, Any] = {"env_name": config.rollout.env_name, "seed": seed}
@@ -575,6 +608,7 @@ class RLTrainer:
         # collected during the last update (by the weights before it), or now
         sampled_version = self._pending_version if pending is not None else self.server.version
         rollouts = pending.result() if pending is not None else self._runner.run(self._collect(self._batch_seeds()))
+        stale = self._refuse_stale(rollouts, self.server.name_for(sampled_version))
         self._cursor_trained = self._seed_cursor
         rollout_s = self._spent("rollout", started)
         if total is not None and self._overlapping(total):
@@ -630,9 +664,27 @@ class RLTrainer:
                                flat_groups=flat, turns=len(train_turns), loss=loss,
                                updates_skipped=self.updates_skipped, rollout_s=rollout_s,
                                judge_s=judge_s, update_s=update_s, sync_s=sync_s, overlap_wait_s=overlap_wait_s,
-                               served_version=self.server.version, sampled_version=sampled_version,
+                               served_version=self.server.version, sampled_version=sampled_version, stale=stale,
                                step_s=time.perf_counter() - started)
         self.on_row(row)
+
+    def _refuse_stale(self, rollouts: list[Rollout], expected: str) -> int:
+        """Refuse each rollout with a turn the policy server answered as another model than ``expected`` (the
+        model its batch asked for: the adapter of the update that collects it): sampled by other weights, it is
+        never trained on as if on-policy. It becomes invalid (its error says which model answered) and is counted:
+        ``stale`` in metrics.csv, ``stale_rollouts`` in summary.json. Returns how many were refused."""
+        refused = 0
+        for rollout in rollouts:
+            if rollout.trace is None or rollout.error is not None:
+                continue
+            answered = {str(call.response.get("model")) if isinstance(call.response, Mapping) else "no response"
+                        for step in rollout.trace.steps for call in step.lm_calls if call.response is not None}
+            others = sorted(answered - {expected})
+            if others:
+                rollout.error = f"stale: sampled by {', '.join(others)} while its batch asked for {expected}"
+                refused += 1
+        self.stale += refused
+        return refused
 
     def _credit(self, members: list[tuple[Rollout, float, list[Turn]]],
                 scores: dict[str, TrajectoryScore]) -> list[Turn]:
@@ -733,7 +785,7 @@ class RLTrainer:
         # A batch collected ahead and not trained yet is collected again after a resume. The run's identity (seed,
         # config hash) lets a later run refuse to resume it unless it is the same run.
         state = {"iteration": self.iteration, "seed_cursor": self._cursor_trained, "invalid": self.invalid,
-                 "total": self.total, "rows": self.metrics.rows, **run_identity(self.config)}
+                 "total": self.total, "stale": self.stale, "rows": self.metrics.rows, **run_identity(self.config)}
         (folder / "state.json.tmp").write_text(json.dumps(state, default=float), encoding="utf-8")
         (folder / "state.json.tmp").replace(folder / "state.json")
         self.metrics.write_csv(self.output_dir / "metrics.csv")
@@ -768,6 +820,7 @@ class RLTrainer:
         self.iteration, self._seed_cursor = int(state["iteration"]), int(state["seed_cursor"])
         self._cursor_trained = self._seed_cursor
         self.invalid, self.total = int(state["invalid"]), int(state["total"])
+        self.stale = int(state.get("stale", 0))
         self.metrics.rows = list(state["rows"])
         self.server.sync(self.iteration)
         self.note(f"resumed from {folder} at iteration {self.iteration}")
