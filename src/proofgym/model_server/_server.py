@@ -1,6 +1,8 @@
 """``proofgym serve-model``: an OpenAI-compatible server over a local causal LM (transformers, or llama.cpp for GGUF).
 
-``POST /v1/chat/completions``, ``GET /v1/models`` and ``GET /health`` (open without a key). Every error is
+``POST /v1/chat/completions`` (streamed with ``"stream": true``: :mod:`~proofgym.model_server._streaming`),
+``GET /v1/models`` and ``GET /health`` (open without a key); ``/v1/responses`` (the Responses API) is a 404 that says
+to use chat completions and how (:data:`RESPONSES_REFUSAL`). Every error is
 OpenAI's shape, ``{"error": {"message", "type", "param", "code"}}``: 401 for a missing or wrong key, 413 for an
 oversized body, 400 for a body that is not JSON or a request the model cannot serve (a prompt longer than its
 context, ``max_tokens`` over the server's limit, an unsupported option), 422 for a body that does not match the
@@ -58,6 +60,11 @@ BACKENDS = ("torch", "llama_cpp")
 #: Alternatives per token at most (OpenAI's limit).
 MAX_TOP_LOGPROBS = 20
 _OPEN_PATHS = frozenset({"/health"})
+#: The answer to the Responses API (``/v1/responses``): serve-model speaks chat completions only.
+RESPONSES_REFUSAL = ("serve-model speaks the Chat Completions API (POST /v1/chat/completions), not the Responses API "
+                     "(/v1/responses): point the client at chat completions (inspect: -M responses_api=false with "
+                     "an openai/ model, or proofgym's own model API: --model proofgym/<model> --model-base-url "
+                     "http://HOST:PORT/v1; the openai client: client.chat.completions.create)")
 
 
 # -- the request ---------------------------------------------------------------------------------------------
@@ -303,6 +310,10 @@ def create_model_app(backend: BatchingBackend, *, api_key: str | None = None, ma
 
         adapters = AdapterSet(backend, name)  # type: ignore[arg-type]  # AdapterSet refuses a non-torch backend
         add_adapter_routes(app, adapters)
+
+    @app.api_route("/v1/responses{rest:path}", methods=["GET", "POST", "DELETE"])
+    async def responses(rest: str) -> SafeJSONResponse:
+        raise APIError(404, RESPONSES_REFUSAL, code="unsupported_endpoint")
 
     @app.get("/v1/models")
     async def models() -> dict[str, Any]:
