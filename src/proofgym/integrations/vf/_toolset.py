@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import os
+import tempfile
 import threading
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -48,6 +50,11 @@ class EnvToolset(vf.Toolset[EnvToolsetConfig]):  # type: ignore[misc]
         self._lock = threading.Lock()  # one step at a time: an episode is a sequence
 
     async def setup(self) -> None:
+        # verifiers points TMPDIR at the rollout's runtime folder under ~/.cache/verifiers, which a job handed to
+        # another user cannot reach (the Verilog sandbox never runs its jobs as root: they failed as "sandbox
+        # unavailable"). The environment's files go to the system's temporary folder instead; it removes them itself.
+        os.environ.pop("TMPDIR", None)
+        tempfile.tempdir = None
         if self.config.env:
             await asyncio.to_thread(self._start, self.config.env, self.config.seed, self.config.env_config)
 
