@@ -14,11 +14,11 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 # Every example file the docs include is one of these (tests/docs/test_code_blocks.py checks it).
 EXAMPLES = ["examples/score_and_trl.py", "examples/eval_task_app.sh", "examples/judge_criterion.py",
-            "examples/plugin/src/proofgym_parity/__init__.py", "examples/byod/make_data.py"]
+            "examples/byod/walkthrough.sh", "examples/plugin/src/proofgym_parity/__init__.py"]
 
 
-def _run(*command: str, timeout: int = 600) -> str:
-    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
+def _run(*command: str, timeout: int = 600, **extra_env: str) -> str:
+    env = {**os.environ, **extra_env, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
            "BIN": str(Path(sys.executable).parent)}
     done = subprocess.run(list(command), cwd=ROOT, capture_output=True, text=True, timeout=timeout, env=env)
     assert done.returncode == 0, f"{command} exited {done.returncode}:\n{done.stdout[-2000:]}\n{done.stderr[-3000:]}"
@@ -48,6 +48,20 @@ def test_judge_criterion_scores_real_rollouts_with_a_registered_function():
     assert float(oracle[1]) == 1.0 and float(guess[1]) == 0.0
     assert float(oracle[2]) > float(guess[2]) == 0.0
     assert float(oracle[3]) > float(guess[3])
+
+
+def test_the_byod_walkthrough_goes_from_a_csv_to_a_reward_function_and_a_training_run(tmp_path):
+    pytest.importorskip("torch")
+    out = _run("bash", "examples/byod/walkthrough.sh", TMPDIR=str(tmp_path))
+    assert "wrote 300 rows to records.csv" in out
+    assert "split: 237 train, 63 held out (stratified by deciding rule)" in out
+    assert "ok: housing (housing/rulebook.yaml)" in out
+    assert "decisions: approve 129, waitlist 42, deny 129" in out
+    rewards = dict(re.findall(r"^(gold|wrong decision|invented fact) .*reward ([+-][\d.]+)", out, re.M))
+    assert float(rewards["gold"]) == 1.9  # the ceiling without graded credit
+    assert float(rewards["gold"]) > float(rewards["invented fact"]) > float(rewards["wrong decision"])
+    assert "held-out decision accuracy per rule branch (seed 0, 3 GRPO steps)" in out
+    assert (next(tmp_path.glob("tmp.*")) / "runs" / "housing-quick" / "metrics.csv").is_file()
 
 
 def test_every_example_named_here_exists():
