@@ -73,7 +73,13 @@ def connect_ray(address: str | None = None, runtime_env: RayRuntimeEnv | None = 
         except ConnectionError as exc:
             raise ConnectionError(f"cannot join the Ray cluster at {address or '$RAY_ADDRESS'}: "
                                   f"{_first_line(exc)}") from None
+        _joined_with[_current_address(ray)] = runtime_env
     return ray
+
+
+#: The runtime_env this module joined each cluster with (by GCS address), so that joining again with the same one
+#: warns of nothing.
+_joined_with: dict[str | None, RayRuntimeEnv | None] = {}
 
 
 def _without_default_excludes_notice(record: logging.LogRecord) -> bool:
@@ -108,10 +114,10 @@ def _warn_if_reused_differently(ray: Any, address: str | None, runtime_env: RayR
     current = _current_address(ray)
     if address not in (None, "auto") and current is not None and not _same_address(address, current):
         _LOG.warning("warning: this process is already connected to the Ray cluster at %s; reusing it, not %s "
-                       "(call ray.shutdown() first to join %s)", current, address, address)
-    elif runtime_env is not None:
+                     "(call ray.shutdown() first to join %s)", current, address, address)
+    elif runtime_env is not None and runtime_env != _joined_with.get(current):
         _LOG.warning("warning: this process is already connected to Ray (%s); its connection's runtime_env "
-                       "stays, the configured one is not applied (call ray.shutdown() first)", current or "?")
+                     "stays, the configured one is not applied (call ray.shutdown() first)", current or "?")
 
 
 def _current_address(ray: Any) -> str | None:
