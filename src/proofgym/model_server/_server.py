@@ -356,16 +356,16 @@ def create_model_app(backend: BatchingBackend, *, api_key: str | None = None, ma
         if adapter is not None:  # decoded with that LoRA adapter, and answered under its name (as vLLM does)
             params = [dataclasses.replace(row, adapter=adapter) for row in params]
         served = body.model if adapter is not None and body.model is not None else name
-        if body.stream:
-            from proofgym.model_server._streaming import stream_chat
-
-            return await stream_chat(body, backend, request, name=served, cid=cid,
-                                     prompt_ids=prompt_ids, params=params, plan=plan, started=started)
-        from proofgym.model_server._generation import BackendBusy
-
         # Greedy choices are one answer: decode it once and give it to each (two rows of one batch could part on
         # a near-tie, llama.cpp's logits depending a little on where a row's cells lie).
         distinct = params[:1] if body.temperature == 0 else params
+        if body.stream:
+            from proofgym.model_server._streaming import stream_chat
+
+            return await stream_chat(body, backend, request, name=served, cid=cid, prompt_ids=prompt_ids,
+                                     rows=distinct, n=len(params), plan=plan, started=started)
+        from proofgym.model_server._generation import BackendBusy
+
         try:
             generations = await _unless_client_leaves(backend.generate(prompt_ids, distinct), request)
         except BackendBusy as exc:

@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from fastapi import Request
+from starlette.background import BackgroundTask
 from starlette.responses import Response, StreamingResponse
 
 from proofgym.http import SafeJSONResponse, json_bytes
@@ -81,16 +82,15 @@ class _Choice:
 
 
 async def stream_chat(body: ChatCompletionRequest, backend: BatchingBackend, request: Request, *, name: str,
-                      cid: str | None, prompt_ids: list[int], params: list[SamplingParams], plan: _Plan,
+                      cid: str | None, prompt_ids: list[int], rows: list[SamplingParams], n: int, plan: _Plan,
                       started: float) -> Response:
-    """Start generating ``params`` (one per choice; a greedy request passes one row for all its choices) and answer
-    with the event stream once the first token is there; a failure before that is the usual JSON error."""
+    """Start generating ``rows`` (one per choice, or one for all ``n`` choices of a greedy request) and answer with
+    the event stream once the first token is there; a failure before that is the usual JSON error."""
     from proofgym.model_server._generation import BackendBusy
 
     loop = asyncio.get_running_loop()
     events: asyncio.Queue[Any] = asyncio.Queue()
-    distinct = params[:1] if body.temperature == 0 else params
-    task = asyncio.ensure_future(backend.generate(prompt_ids, distinct, _Listener(loop, events)))
+    task = asyncio.ensure_future(backend.generate(prompt_ids, rows, _Listener(loop, events)))
     task.add_done_callback(lambda _: events.put_nowait(_END))
     first = asyncio.ensure_future(events.get())
     watcher = asyncio.ensure_future(_disconnect(request))
@@ -115,9 +115,11 @@ async def stream_chat(body: ChatCompletionRequest, backend: BatchingBackend, req
     except BaseException:
         await _stop(task)
         raise
-    stream = _Stream(body, backend, name=name, cid=cid, prompt_ids=prompt_ids, n=len(params),
-                     shared=len(distinct) < len(params), plan=plan, started=started)
-    return StreamingResponse(stream.events(task, events, event), media_type="text/event-stream", headers=_HEADERS)
+    stream = _Stream(body, backend, name=name, cid=cid, prompt_ids=prompt_ids, n=n, shared=len(rows) < n, plan=plan,
+                     started=started)
+    # The generator stops the generation when it ends; the background task, should it never have started.
+    return StreamingResponse(stream.events(task, events, event), media_type="text/event-stream", headers=_HEADERS,
+                             background=BackgroundTask(_stop, task))
 
 
 async def _stop(task: asyncio.Future[Any]) -> None:
