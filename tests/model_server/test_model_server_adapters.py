@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import copy
 import json
+import time
 
 import pytest
 
@@ -14,9 +15,11 @@ pytest.importorskip("transformers")
 pytest.importorskip("peft")
 
 import torch  # noqa: E402
+from _bounds import CUT_OFF_S  # noqa: E402
 from fastapi.testclient import TestClient  # noqa: E402
 
 from proofgym.model_server import GenerationBackend, LoadedModel, ServeError, create_model_app, serve_model  # noqa: E402
+from proofgym.model_server._adapters import AdapterGone  # noqa: E402
 from proofgym.model_server._backend import SamplingParams  # noqa: E402
 from proofgym.policies import TinyModelConfig, build_tiny_model  # noqa: E402
 
@@ -163,6 +166,29 @@ def test_refusals_name_the_adapter_or_the_path(served):
         assert client.post("/v1/unload_lora_adapter", json={"lora_name": "a"}).status_code == 200
         assert not backend.adapters_attached
         assert json.loads(client.get("/v1/models").text)["data"][0]["id"] == "tiny"
+
+
+def test_an_adapter_unloaded_while_in_use_stays_attached_until_its_rows_end(served):
+    backend, _, folder = served
+    with TestClient(create_model_app(backend, enable_lora=True)) as client:
+        assert client.post("/v1/load_lora_adapter", json={"lora_name": "a",
+                                                          "lora_path": str(folder / "a")}).status_code == 200
+        adapters = backend.adapter_set
+        adapter_id = adapters.adapter_id("a")
+        with adapters.holding_ids({adapter_id}):  # what a request of adapter a holds while its rows decode
+            assert client.post("/v1/unload_lora_adapter", json={"lora_name": "a"}).status_code == 200
+            assert adapter_id in backend.model.peft_config  # still attached for the rows in flight
+            assert "a" not in [c["id"] for c in client.get("/v1/models").json()["data"]]
+            gone = client.post("/v1/chat/completions", json={"model": "a", "messages": PROMPT})
+            assert gone.status_code == 404  # new requests cannot name it
+        deadline = time.monotonic() + CUT_OFF_S  # the last holder's release detaches it (in a thread)
+        while backend.adapters_attached and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert not backend.adapters_attached
+        # Rows whose adapter went away between the request's arrival and its queueing: a 404, never a failed batch.
+        with pytest.raises(AdapterGone, match="unloaded while the request was read"):
+            with adapters.holding_ids({adapter_id}):
+                pass
 
 
 def test_the_llama_cpp_backend_refuses_adapters_in_one_line():

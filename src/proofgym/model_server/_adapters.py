@@ -69,6 +69,10 @@ class UnloadLoRAAdapterRequest(BaseModel):
     lora_int_id: int | None = None
 
 
+class AdapterGone(LookupError):
+    """A request named an adapter that was unloaded before its rows were queued (answered 404)."""
+
+
 class AdapterError(Exception):
     """A refused adapter request: vLLM's error type and the HTTP status."""
 
@@ -129,12 +133,13 @@ class AdapterSet:
     @contextmanager
     def holding_ids(self, ids: set[str]) -> Iterator[None]:
         """Keep the adapters of backend ids ``ids`` attached until the block ends, even if they are unloaded
-        meanwhile. Raises :class:`LookupError` for an id that is no longer loaded (unloaded since the request
+        meanwhile. Raises :class:`AdapterGone` for an id that is no longer loaded (unloaded since the request
         named it)."""
         with self._lock:
             held = [a for a in self._adapters.values() if a.id in ids]
             if len(held) != len(ids):
-                raise LookupError("the LoRA adapter the request named was unloaded meanwhile")
+                raise AdapterGone("the LoRA adapter the request named was unloaded while the request was read; "
+                                  "load it again or name another model")
             for adapter in held:
                 adapter.uses += 1
         try:
@@ -289,7 +294,12 @@ def _tensor_shapes(folder: Path) -> dict[str, tuple[int, ...]] | None:
 
 
 def add_adapter_routes(app: FastAPI, adapters: AdapterSet) -> None:
-    """``POST /v1/load_lora_adapter`` and ``POST /v1/unload_lora_adapter`` on ``app`` (see the module docstring)."""
+    """``POST /v1/load_lora_adapter`` and ``POST /v1/unload_lora_adapter`` on ``app`` (see the module docstring),
+    and a 404 for a request whose adapter was unloaded between its arrival and its decoding."""
+
+    @app.exception_handler(AdapterGone)
+    async def _gone(request: Any, exc: AdapterGone) -> SafeJSONResponse:
+        return AdapterError(404, "NotFoundError", str(exc), "model").response()
 
     @app.post("/v1/load_lora_adapter")
     async def load_lora_adapter(body: LoadLoRAAdapterRequest) -> Response:
