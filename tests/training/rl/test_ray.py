@@ -87,3 +87,16 @@ def test_a_run_on_ray_rolls_out_on_both_nodes_and_stores_every_session_once(tmp_
     assert len({s.metadata["ray_node"] for s in sessions}) == 2  # both nodes rolled out
     assert {s.metadata["ray_task_app_port"] for s in sessions} <= set(range(first, first + 21))
     assert not (output / "task_app.log").exists()  # no local task app: the actors served the environment
+
+
+def test_a_policy_port_that_is_taken_is_one_error_naming_the_key(tmp_path, ray_cluster):  # noqa: F811
+    pytest.importorskip("torch", reason="the RL trainer needs torch (pip install -e '.[train]')")
+    from proofgym.training.rl import RLError, RLTrainer
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        config = tiny_config(tmp_path / "run", compute={"policy_port": port}).on_ray(ray_cluster.address)
+        with pytest.raises(RLError, match=rf"^compute.policy_port: cannot listen on 127.0.0.1, ports {port}-{port}:"):
+            RLTrainer(config).run()

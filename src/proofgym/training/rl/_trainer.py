@@ -177,8 +177,11 @@ class RLTrainer:
                       + (f"each update loaded there as the LoRA adapter {label}-step-<k>" if remote.weight_sync ==
                          "lora" else "each update's weights sent over NCCL (vLLM's weight transfer)"))
         else:
-            self.server = PolicyServer(self.models, max_tokens_limit=self._max_tokens(), host=host, port=port,
-                                       threads=config.training.cpu_threads).start()
+            try:
+                self.server = PolicyServer(self.models, max_tokens_limit=self._max_tokens(), host=host, port=port,
+                                           threads=config.training.cpu_threads).start()
+            except OSError as exc:  # the host is not this machine's, or the port is taken
+                raise RLError(f"compute.{'policy_host' if port is None else 'policy_port'}: {exc}") from None
         if host != "127.0.0.1" and isinstance(self.server, PolicyServer):
             self.note(f"the policy is served on {self.server.url} for the Ray actors"
                       + ("" if self.server.loopback else ", without a key: keep that network private"))
