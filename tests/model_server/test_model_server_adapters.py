@@ -117,6 +117,26 @@ def test_load_apply_list_and_unload_an_adapter_with_vllms_shapes(served):
         assert _chat(client, "tiny")["choices"][0]["token_ids"] == base_choice["token_ids"]
 
 
+def test_a_streamed_reply_of_an_adapter_is_its_whole_reply(served):
+    backend, _, folder = served
+    with TestClient(create_model_app(backend, enable_lora=True)) as client:
+        assert client.post("/v1/load_lora_adapter", json={"lora_name": "a",
+                                                          "lora_path": str(folder / "a")}).status_code == 200
+        whole = _chat(client, "a")["choices"][0]
+        models, ids = set(), []
+        with client.stream("POST", "/v1/chat/completions", json={"model": "a", "messages": PROMPT, "temperature": 0,
+                                                                  "max_tokens": 8, "stream": True}) as response:
+            assert response.status_code == 200
+            for line in response.iter_lines():
+                if line.startswith("data: {"):
+                    chunk = json.loads(line[len("data: "):])
+                    models.add(chunk["model"])
+                    for choice in chunk["choices"]:
+                        ids += choice.get("token_ids", [])
+        assert models == {"a"} and ids == whole["token_ids"]
+        assert client.post("/v1/unload_lora_adapter", json={"lora_name": "a"}).status_code == 200
+
+
 def test_rows_of_two_adapters_and_the_base_share_a_batch(served):
     backend, _, folder = served
     with TestClient(create_model_app(backend, enable_lora=True)) as client:
