@@ -64,8 +64,11 @@ def test_loan_certificate_is_in_the_log_and_the_return_matches_proofgym_eval(tmp
     assert score.metadata["outcome"] == "certified" and score.metadata["outcome_score"] == 1.0
     assert score.metadata["verdict"]["evidence"]["proof_checked"] is True
     assert score.metadata["rejected_facts"] == []
-    assert "proof: Decision 'approve' independently certified by the proof checker" in score.explanation
+    assert "proof summary: Decision 'approve' independently certified by the proof checker" in score.explanation
     assert "rules fired (" in score.explanation and "  - approve_prime: " in score.explanation
+    certificate = score.metadata["verdict"]["evidence"]["proof"]
+    assert f"certificate (the proof the checker verified): {json.dumps(certificate)}" in score.explanation
+    assert certificate["decision"]["decision"] == "approve" and certificate["firings"]
     metrics = log.results.scores[0].metrics
     assert metrics["mean"].value == pytest.approx(result["total_return"]) and metrics["outcome"].value == 1.0
     # The server saw the same conversation, tools and sampling settings from both.
@@ -93,7 +96,8 @@ def test_verilog_tool_episode_carries_the_simulation_log_and_matches_proofgym_ev
     assert result["passed"] and score.value == pytest.approx(result["total_return"])
     assert score.metadata["steps"] == result["num_steps"] == 2
     assert score.metadata["outcome"] == "certified"
-    assert "Mismatches: 0 in 208 samples" in score.explanation  # the simulation log
+    assert "simulation log:\n  Hint: Output 'out' has no mismatches." in score.explanation
+    assert "  Mismatches: 0 in 208 samples" in score.explanation
     assert score.metadata["verdict"]["evidence"]["sandboxed"] is True
     # the episode's conversation is the sample's: the write_file result went back to the model before submit
     assert [message.role for message in sample.messages][-4:] == ["assistant", "user", "assistant", "user"]

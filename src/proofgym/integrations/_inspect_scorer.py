@@ -41,6 +41,7 @@ from proofgym.policies import PolicyReply, PolicyRequest, read_chat_reply
 #: Where the episode solver leaves the episode for the scorer (``TaskState.store``).
 EPISODE_KEY = "proofgym:episode"
 _SKIP_EVIDENCE = {"proof_summary", "symbolic_trace", "rejected_facts", "confidence"}
+_LABELS = {"proof": "certificate (the proof the checker verified)", "sim_log": "simulation log"}
 
 
 def episode_summary(info: Mapping[str, Any], *, total: float, score: float | None, steps: int, status: str = "ok",
@@ -88,12 +89,12 @@ def explanation(summary: Mapping[str, Any]) -> str:
     verdict: Mapping[str, Any] = summary.get("verdict") or {}
     if summary.get("reason"):
         lines.append(f"reason: {summary['reason']}")
-    if verdict.get("reason") and verdict.get("reason") != summary.get("reason"):
-        lines.append(f"verifier's reason: {verdict['reason']}")
     found = verdict.get("evidence")
     evidence: Mapping[str, Any] = found if isinstance(found, Mapping) else {}
+    if verdict.get("reason") and verdict.get("reason") not in (summary.get("reason"), evidence.get("proof_summary")):
+        lines.append(f"verifier's reason: {verdict['reason']}")
     if evidence.get("proof_summary"):
-        lines.append(f"proof: {evidence['proof_summary']}")
+        lines.append(f"proof summary: {evidence['proof_summary']}")
     found = evidence.get("symbolic_trace")
     trace: Mapping[str, Any] = found if isinstance(found, Mapping) else {}
     fired = [rule for rule in trace.get("rules") or [] if isinstance(rule, Mapping) and rule.get("fired")]
@@ -106,7 +107,7 @@ def explanation(summary: Mapping[str, Any]) -> str:
         lines.extend(f"  - {json.dumps(fact, default=str)}" for fact in rejected)
     for key, value in evidence.items():
         if key not in _SKIP_EVIDENCE and value not in (None, "", [], {}):
-            lines.extend(_block(key, value))
+            lines.extend(_block(_LABELS.get(key, key), value))
     if verdict.get("verifier"):
         lines.append(f"verifier: {verdict['verifier']}")
     if summary.get("answer"):
