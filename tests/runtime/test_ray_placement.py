@@ -56,6 +56,9 @@ def test_runtime_env_and_resources_are_read_strictly_and_errors_name_the_key(tmp
     # The executor's settings (runtime.ray) take the same keys.
     ray = RuntimeConfig(executor="ray", ray={"num_gpus": 0.25, "runtime_env": {"env_vars": {"A": "b"}}}).ray
     assert ray.actor_options() == {"num_cpus": 1.0, "num_gpus": 0.25} and ray.runtime_env.env_vars == {"A": "b"}
+    # Frozen settings stay hashable (a RuntimeConfig is), their mappings and lists included.
+    again = RuntimeConfig(executor="ray", ray={"num_gpus": 0.25, "runtime_env": {"env_vars": {"A": "b"}}}).ray
+    assert hash(again) == hash(ray) and hash(again.runtime_env) == hash(ray.runtime_env)
     with pytest.raises(ValidationError, match=r"runtime_env\.conda"):
         RayConfig(runtime_env={"conda": "env.yaml"})
 

@@ -41,6 +41,9 @@ class RayRuntimeEnv(BaseModel):
     env_vars: dict[str, str] | None = Field(None, description="environment variables of the actors")
     excludes: list[str] | None = Field(None, description="gitignore-style patterns not uploaded")
 
+    def __hash__(self) -> int:  # frozen, and hashable like the other runtime settings despite its lists
+        return hash(self.model_dump_json())
+
     @model_validator(mode="after")
     def _one_installer(self) -> RayRuntimeEnv:
         if self.pip is not None and self.uv is not None:
@@ -102,6 +105,9 @@ class RayConfig(RayPlacement):
     mode: Literal["actors", "tasks"] = Field(
         "actors", description="actors: long-lived workers that keep the verifier (its compiled state) between "
                               "calls; tasks: one Ray task per call, the verifier unpickled each time")
+
+    def __hash__(self) -> int:  # frozen, and hashable as a RuntimeConfig's part despite its resources mapping
+        return hash(self.model_dump_json())
 
 
 class RuntimeConfig(BaseModel):
