@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import threading
 
 import httpx
@@ -302,3 +303,12 @@ def test_a_client_that_leaves_mid_stream_has_its_rows_dropped(backend):
                        ["choices"][0]["token_ids"]) == 2
     assert gated.steps[0] < 3 + 2 + 2  # the abandoned rows stopped at the step after the gate, not at LIMIT
     gated.close()
+
+
+def test_the_cid_rides_on_the_role_chunks_and_in_the_log_line(client, caplog):
+    with caplog.at_level(logging.INFO, logger="proofgym.model_server"):
+        chunks = events(stream_raw(client, "/v1/chat/completions?cid=run-3%2Fstep-1", messages=PROMPT,
+                                   temperature=0, max_tokens=3))
+    assert chunks[0]["proofgym"] == {"cid": "run-3/step-1"}
+    assert any("cid=run-3/step-1" in record.getMessage() and "(streamed)" in record.getMessage()
+               for record in caplog.records)
