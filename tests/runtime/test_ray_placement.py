@@ -5,6 +5,7 @@ when a connection to another cluster is reused."""
 from __future__ import annotations
 
 import importlib.util
+import json
 import logging
 import socket
 import subprocess
@@ -133,3 +134,33 @@ def test_reusing_a_connection_to_another_cluster_is_one_warning_line(ray_cluster
         connect_ray(ray_cluster.address, RayRuntimeEnv(env_vars={"A": "1"}))
     [record] = caplog.records
     assert "runtime_env" in record.getMessage() and "not applied" in record.getMessage()
+
+
+SHIPPED = """
+import json, sys
+import ray
+from proofgym.runtime import RayRuntimeEnv, connect_ray
+connect_ray(sys.argv[1], RayRuntimeEnv(py_modules=["proofgym"], env_vars={"PROOFGYM_RAY_TEST": "shipped"}))
+
+@ray.remote(num_cpus=0)
+def where():
+    import os
+    from importlib import metadata
+    import proofgym
+    return os.environ.get("PROOFGYM_RAY_TEST"), proofgym.__file__, str(metadata.distribution("proofgym")._path)
+
+print(json.dumps(ray.get(where.remote(), timeout=120)))
+"""
+
+
+def test_the_runtime_env_reaches_the_workers_and_the_shipped_proofgym_comes_first(ray_cluster):  # noqa: F811
+    # A fresh driver (a process joins one cluster with one runtime_env): its workers see the env_vars, and import
+    # proofgym and read its entry points from the copy Ray unpacked, before the one installed on the node.
+    result = subprocess.run([sys.executable, "-c", SHIPPED, ray_cluster.address], capture_output=True, text=True,
+                            timeout=300)
+    assert result.returncode == 0, result.stderr[-3000:]
+    value, module, distribution = json.loads(result.stdout.strip().splitlines()[-1])
+    installed = Path(importlib.util.find_spec("proofgym").origin).parent
+    assert value == "shipped"
+    assert "py_modules_files" in module and not Path(module).is_relative_to(installed)
+    assert "py_modules_files" in distribution and distribution.endswith(".dist-info")
