@@ -4,6 +4,8 @@ environment's seeds as ``proofgym eval`` poses them, and bad input gets one clea
 from __future__ import annotations
 
 import importlib
+import tomllib
+from pathlib import Path
 
 import pytest
 
@@ -102,3 +104,15 @@ def test_a_bad_env_config_names_the_environment_and_the_key() -> None:
     with pytest.raises(Exception) as raised:
         load({"id": "proofgym-loan", "num_tasks": 1, "env_config": {"no_such_key": 1}})
     assert "no_such_key" in str(raised.value) and "loan" in str(raised.value)
+
+
+def test_the_taskset_modules_are_in_the_wheel() -> None:
+    """setuptools finds every package under src/ (pyproject's packages.find): the per-environment modules and
+    proofgym_env ship in the wheel beside proofgym, and ``pip install -e .`` serves them from src/."""
+    from setuptools import find_packages
+
+    root = Path(__file__).resolve().parents[3]
+    assert tomllib.loads((root / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"]["find"] == \
+        {"where": ["src"]}
+    found = set(find_packages(str(root / "src")))
+    assert {f"proofgym_{env}" for env in BUILT_IN} | {"proofgym_env", "proofgym.integrations.vf"} <= found
