@@ -102,3 +102,15 @@ def test_killing_a_node_mid_eval_loses_no_rollout_and_stores_none_twice(tmp_path
         assert node_id in {s.metadata["ray_node"] for s in sessions}  # the node did work before it died
     finally:
         doomed.kill()
+
+
+def test_custom_resources_place_every_actor_on_the_nodes_that_declare_them(tmp_path, ray_cluster):
+    import ray
+
+    second = next(n["NodeID"] for n in ray.nodes() if n["Alive"] and "second_node" in n["Resources"])
+    config = load_eval_config(grant_eval(tmp_path / "e.toml", tmp_path / "t.db", seeds="0-5"))
+    compute = ComputeSection(ray_address=ray_cluster.address, resources={"second_node": 0.5}, num_cpus=0.5)
+    report = run_eval(config, compute=compute)
+    assert report.ok == 6
+    with TraceStore(tmp_path / "t.db", create=False) as store:
+        assert {s.metadata["ray_node"] for s in store.iter_sessions()} == {second}
