@@ -312,3 +312,32 @@ def test_the_cid_rides_on_the_role_chunks_and_in_the_log_line(client, caplog):
     assert chunks[0]["proofgym"] == {"cid": "run-3/step-1"}
     assert any("cid=run-3/step-1" in record.getMessage() and "(streamed)" in record.getMessage()
                for record in caplog.records)
+
+
+@pytest.mark.parametrize("body", [{"temperature": 1.0, "seed": 9, "max_tokens": 20},
+                                  {"tools": TOOLS, "tool_choice": "required", "temperature": 0.8, "seed": 1,
+                                   "max_tokens": 200}], ids=["text", "tool-call"])
+def test_vf_evals_stream_parser_assembles_the_reply(wide_server, body):
+    """verifiers 0.4's interception server reads vf-eval's streamed turns with its chat dialect's parser: it
+    assembles ours into the non-streamed reply (content or tool call, finish reason, usage)."""
+    pytest.importorskip("verifiers")
+    from verifiers.v1.dialects.chat import ChatDialect
+
+    body = {"messages": PROMPT, **body}
+    with httpx.Client(base_url=wide_server.url, timeout=120) as http:
+        whole = http.post("/v1/chat/completions", json=body).json()
+        raw = stream_raw(http, stream_options={"include_usage": True}, **body)
+    parser = ChatDialect().stream_parser()
+    for event in raw.split("\n\n")[:-1]:
+        parser.feed(f"{event}\n\n".encode())
+    got = parser.finish().raw
+    (expected,) = whole["choices"]
+    assert got["choices"][0]["finish_reason"] == expected["finish_reason"]
+    assert got["usage"] == whole["usage"]
+    message = got["choices"][0]["message"]
+    if expected["finish_reason"] == "tool_calls":
+        ((call,), (theirs,)) = message["tool_calls"], expected["message"]["tool_calls"]
+        assert (call["function"]["name"], json.loads(call["function"]["arguments"])) == \
+            (theirs["function"]["name"], json.loads(theirs["function"]["arguments"]))
+    else:
+        assert message["content"] == expected["message"]["content"]
