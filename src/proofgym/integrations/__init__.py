@@ -2,9 +2,16 @@
 path, which lives in :mod:`proofgym.training.trl`, is re-exported here under its documented names. OpenRLHF's reward
 server is :mod:`proofgym.reward_server`.
 
+inspect_ai (extra ``inspect``): every environment is a task, ``inspect eval proofgym/<env>`` (registered through the
+``inspect_ai`` entry point), and ``--model proofgym/<model>`` talks to any OpenAI-compatible server (docs/inspect.md).
+:func:`inspect_task` builds an environment's task, :func:`inspect_episode` is its solver and :func:`inspect_scorer` its
+scorer, to compose tasks of your own; they are imported from inspect_ai on first use.
+
 Importing this package is light: torch, transformers, trl and peft are imported only inside the functions that use
-them (extra ``train`` for TRL).
+them (extra ``train`` for TRL), and inspect_ai only when one of its names is first used.
 """
+
+from typing import Any
 
 from proofgym.integrations._run_config_source import (
     domain_run_config,
@@ -26,6 +33,18 @@ from proofgym.training import (
     trl_reward_function,
 )
 
+#: The inspect_ai names, imported on first use (inspect_ai is an optional extra).
+_INSPECT = {"inspect_task": "proofgym_task", "inspect_episode": "proofgym_episode", "inspect_scorer": "proofgym_scorer"}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _INSPECT:
+        from proofgym.integrations import _inspect_tasks
+
+        return getattr(_inspect_tasks, _INSPECT[name])
+    raise AttributeError(f"module 'proofgym.integrations' has no attribute {name!r}")
+
+
 __all__ = [
     "COMPONENTS",
     "AsyncTRLRewardFunction",
@@ -38,6 +57,9 @@ __all__ = [
     "compute_score_batch",
     "domain_run_config",
     "grpo_config_kwargs",
+    "inspect_episode",
+    "inspect_scorer",
+    "inspect_task",
     "item_breakdown",
     "lora_config",
     "resolve_run_config",

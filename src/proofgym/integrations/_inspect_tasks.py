@@ -131,10 +131,12 @@ def proofgym_episode(env: str, env_config: dict[str, Any] | None = None, max_tur
     return solve
 
 
-def proofgym_task(env: str, *, task_name: str, seeds: Any = "0-7", env_config: Any = None, max_turns: Any = None,
-                  max_time_s: Any = None, unknown: Mapping[str, Any] | None = None) -> Task:
-    """The inspect task of environment ``env`` (see the module's documentation); ``unknown``: parameters the task
-    does not have (refused)."""
+def proofgym_task(env: str, *, seeds: Any = "0-7", env_config: Any = None, max_turns: Any = None,
+                  max_time_s: Any = None, task_name: str | None = None,
+                  unknown: Mapping[str, Any] | None = None) -> Task:
+    """The inspect task of environment ``env`` (see the module's documentation). ``task_name`` names it in refusals
+    (default ``proofgym/<env>``); ``unknown``: parameters the task was given and does not have (refused)."""
+    task_name = task_name or f"proofgym/{env}"
     if unknown:
         raise _refuse(task_name, f"unknown task parameter(s) {', '.join(sorted(unknown))} (-T); expected "
                                  f"{', '.join(('env', *_PARAMETERS) if task_name.endswith('/env') else _PARAMETERS)}")
