@@ -173,6 +173,9 @@ class RLTrainer:
                                        base=config.model.name, lora_rank=config.lora.r,
                                        vllm_options=dict(config.vllm.model_extra or {}) if config.vllm else {},
                                        cpu_threads=config.training.cpu_threads).start()
+            if on_ray and remote.launch is not None:
+                self.note("policy_server.launch serves on 127.0.0.1: Ray actors on other nodes cannot reach it; give "
+                          "policy_server.url, a server those nodes can reach, for a multi-node cluster")
             self.note(f"rollouts on the policy server {self.server.url} (base model {self.server.model_name!r}); "
                       + (f"each update loaded there as the LoRA adapter {label}-step-<k>" if remote.weight_sync ==
                          "lora" else "each update's weights sent over NCCL (vLLM's weight transfer)"))
