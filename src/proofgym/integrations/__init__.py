@@ -7,6 +7,9 @@ inspect_ai (extra ``inspect``): every environment is a task, ``inspect eval proo
 :func:`inspect_task` builds an environment's task, :func:`inspect_episode` is its solver and :func:`inspect_scorer` its
 scorer, to compose tasks of your own; they are imported from inspect_ai on first use.
 
+verifiers 0.4 (extra ``verifiers``): every environment is a taskset, ``vf-eval proofgym-<env>``, in the subpackage
+:mod:`proofgym.integrations.vf` (docs/verifiers.md); this package does not import it.
+
 Importing this package is light: torch, transformers, trl and peft are imported only inside the functions that use
 them (extra ``train`` for TRL), and inspect_ai only when one of its names is first used.
 """
