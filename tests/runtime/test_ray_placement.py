@@ -17,7 +17,15 @@ from pydantic import ValidationError
 
 from proofgym.config import ConfigError
 from proofgym.evaluation import load_eval_config
-from proofgym.runtime import RayConfig, RayPlacement, RayRuntimeEnv, RuntimeConfig, connect_ray, ray_runtime_env
+from proofgym.runtime import (
+    RayConfig,
+    RayExecutor,
+    RayPlacement,
+    RayRuntimeEnv,
+    RuntimeConfig,
+    connect_ray,
+    ray_runtime_env,
+)
 
 from _ray_cluster import ray_cluster  # noqa: F401  (the session fixture)
 
@@ -108,6 +116,18 @@ def test_an_unreachable_ray_address_is_one_line_naming_it_within_seconds(tmp_pat
     assert result.returncode != 0
     assert any(f"cannot reach the Ray cluster at {address}: " in line for line in lines), lines
     assert not any("Traceback" in line for line in lines), lines
+
+
+def test_a_runtime_env_that_cannot_be_shipped_is_named_before_the_address_is_dialled(tmp_path):
+    config = eval_file(tmp_path / "e.toml", f'[compute]\nray_address = "127.0.0.1:{closed_port()}"\n'
+                                            '[compute.runtime_env]\nworking_dir = "no_such_folder"\n')
+    result = subprocess.run([*PROOFGYM, "eval", "--config", str(config)], capture_output=True, text=True, timeout=90)
+    assert result.returncode != 0
+    assert "compute.runtime_env.working_dir: 'no_such_folder' is not a folder" in result.stdout + result.stderr
+    assert "Traceback" not in result.stdout + result.stderr
+    with pytest.raises(ConfigError, match=r"^runtime.ray.runtime_env.py_modules: 'no_such_pkg' is neither"):
+        RayExecutor.from_config(RayConfig(address=f"127.0.0.1:{closed_port()}",
+                                          runtime_env={"py_modules": ["no_such_pkg"]}))
 
 
 @pytest.mark.skipif(importlib.util.find_spec("grpc") is not None, reason="Ray Client is installed here")

@@ -29,6 +29,7 @@ import time
 from pathlib import Path
 from typing import Any, Mapping, cast
 
+from proofgym.core import ConfigError
 from proofgym.evaluation._config import ComputeSection, EvaluationSection
 from proofgym.evaluation._report import SeedResult
 from proofgym.http import RL_ROLLOUT_TRIES, TaskAppClient, TaskAppRollout
@@ -49,7 +50,10 @@ class _ActorRollouts:
 
     def __init__(self, host: type, args: tuple[Any, ...], *, compute: ComputeSection, concurrency: int,
                  fill_timeout_s: float) -> None:
-        self._ray = ray = connect_ray(compute.ray_address, compute.runtime_env)
+        try:
+            self._ray = ray = connect_ray(compute.ray_address, compute.runtime_env)
+        except ConfigError as exc:  # the runtime_env names what it cannot ship
+            raise ConfigError(f"compute.{exc}") from None
         capacity = compute.capacity(ray.cluster_resources())
         self.size = compute.workers or max(1, min(concurrency, capacity))
         self._fill_timeout_s = fill_timeout_s

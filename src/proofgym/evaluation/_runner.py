@@ -102,6 +102,8 @@ async def _run_on_ray(section: EvaluationSection, run_id: str, env_name: str, co
         rollouts = RayRollouts(section, env_name, run_id, compute)
     except (ImportError, ConnectionError) as exc:
         raise EvalError(f"compute.ray_address: {exc}") from None
+    except ConfigError as exc:  # compute.runtime_env: what it names cannot be shipped
+        raise EvalError(str(exc)) from None
     try:
         report = await _run(section, run_id, env_name, rollouts.rollout, on_result, judges,
                             write_sessions=not rollouts.writes_traces)

@@ -54,20 +54,22 @@ def connect_ray(address: str | None = None, runtime_env: RayRuntimeEnv | None = 
     ``runtime_env`` would be left out, one warning line says so.
     """
     ray = import_ray()
+    # First, connected or not: what cannot be shipped is a config problem, named before anything is dialled.
+    resolved = None if runtime_env is None else ray_runtime_env(runtime_env)
     with _connect_lock:
         if ray.is_initialized():
             _warn_if_reused_differently(ray, address, runtime_env)
             return ray
+        options: dict[str, Any] = {"address": address, "logging_level": "warning", "log_to_driver": False}
+        if resolved is not None:
+            options["runtime_env"] = resolved
+            logging.getLogger("ray._private.worker").addFilter(_without_default_excludes_notice)
         if address is not None and address.startswith("ray://"):
             _require_ray_client()
         if address is not None and address != "auto":
             _probe(address)
-        options: dict[str, Any] = {"address": address, "logging_level": "warning", "log_to_driver": False}
         if address is None:
             options["include_dashboard"] = False
-        if runtime_env is not None:
-            options["runtime_env"] = ray_runtime_env(runtime_env)
-            logging.getLogger("ray._private.worker").addFilter(_without_default_excludes_notice)
         try:
             ray.init(**options)
         except ConnectionError as exc:
@@ -396,7 +398,10 @@ class RayExecutor:
     def from_config(cls, config: RayConfig | None, max_workers: int | None = None) -> RayExecutor:
         """The executor ``runtime.ray`` describes (defaults: :class:`RayConfig`)."""
         config = config or RayConfig()
-        return cls(config.address, mode=config.mode, max_workers=max_workers, placement=config)
+        try:
+            return cls(config.address, mode=config.mode, max_workers=max_workers, placement=config)
+        except ConfigError as exc:  # the runtime_env names what it cannot ship
+            raise ConfigError(f"runtime.ray.{exc}") from None
 
     @property
     def max_concurrency(self) -> int:
