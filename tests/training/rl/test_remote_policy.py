@@ -6,6 +6,10 @@ from __future__ import annotations
 
 import json
 import shutil
+import subprocess
+import sys
+import time
+import urllib.error
 import urllib.request
 
 import pytest
@@ -29,6 +33,22 @@ def _post(url: str, body: dict) -> tuple[int, str]:
             return response.status, response.read().decode()
     except urllib.error.HTTPError as exc:
         return exc.code, exc.read().decode()
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def _healthy(url: str) -> bool:
+    try:
+        with urllib.request.urlopen(url.removesuffix("/v1") + "/health", timeout=5) as response:
+            return response.status == 200
+    except OSError:
+        return False
 
 
 def _probe(url: str, model: str) -> dict:
@@ -111,6 +131,43 @@ def test_two_iterations_against_serve_model_through_the_lora_endpoints(tmp_path)
     assert summary["stale_rollouts"] == 1 and summary["status"] == "ok"
     # Only the last adapter is left on disk (the server holds what it loaded).
     assert sorted(p.name for p in (tmp_path / "run" / "adapters").iterdir()) == ["step-2"]
+
+
+def test_a_run_resumes_against_a_separately_started_serve_model(tmp_path):
+    """One iteration against a serve-model the trainer launches, then the run resumed against a serve-model started
+    here (``proofgym serve-model <the exported base> --enable-lora``, given as ``policy_server.url``): the resumed run
+    loads its checkpoint's adapter there and goes on with the next name."""
+    from _bounds import CUT_OFF_S
+
+    run = tmp_path / "run"
+    first = tiny_config(run, model={"trainer_mode": "lora", "label": "tiny-rl"}, lora={"r": 4, "alpha": 8},
+                        policy_server={"launch": "serve-model"}, training={"iterations_per_epoch": 1})
+    RLTrainer(first).run()
+    assert (run / "policy_base" / "config.json").is_file()
+    port = _free_port()
+    url = f"http://127.0.0.1:{port}/v1"
+    server = subprocess.Popen([sys.executable, "-c", "from proofgym.cli import main; main()", "serve-model",
+                               str(run / "policy_base"), "--enable-lora", "--served-model-name", "proofgym:tiny",
+                               "--port", str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 120  # loading the model on a busy machine; the alternative is a hang
+        while not _healthy(url) and time.monotonic() < deadline and server.poll() is None:
+            time.sleep(0.2)
+        assert _healthy(url), "serve-model did not start"
+        second = tiny_config(run, model={"trainer_mode": "lora", "label": "tiny-rl"}, lora={"r": 4, "alpha": 8},
+                             policy_server={"url": url}, training={"iterations_per_epoch": 2})
+        trainer = RLTrainer(second)
+        result = trainer.run()
+        assert any(line.startswith("resumed from") for line in result.notes)
+        assert trainer.server.model_name == "tiny-rl-step-2" and trainer.iteration == 2
+        with urllib.request.urlopen(f"{url}/models", timeout=CUT_OFF_S) as response:
+            cards = json.loads(response.read())["data"]
+        # The run's last adapter is still loaded (the server outlives the run); the resumed step's was unloaded.
+        assert [(c["id"], c.get("parent")) for c in cards] == [("proofgym:tiny", None),
+                                                                 ("tiny-rl-step-2", "proofgym:tiny")]
+    finally:
+        server.terminate()
+        server.wait(timeout=CUT_OFF_S)
 
 
 @pytest.mark.parametrize("section,problem", [
