@@ -15,7 +15,7 @@ import asyncio
 import hashlib
 import json
 import types
-from typing import Any, ClassVar
+from typing import Any
 
 import verifiers.v1 as vf
 from pydantic import Field, field_validator, model_validator
@@ -139,8 +139,6 @@ class ProofgymTaskset(vf.Taskset[ProofgymTask, ProofgymTasksetConfig]):  # type:
     """Any proofgym environment, named by the ``env`` config field (``vf-eval proofgym-env --env.taskset.env
     loan``); :func:`taskset_for` makes one fixed to an environment."""
 
-    ENV: ClassVar[str | None] = None
-
     def __init__(self, config: ProofgymTasksetConfig) -> None:
         check_env(config.env)
         super().__init__(config)
@@ -167,10 +165,10 @@ class ProofgymTaskset(vf.Taskset[ProofgymTask, ProofgymTasksetConfig]):  # type:
         return tasks
 
 
-def taskset_for(env: str, *, class_name: str | None = None, module: str | None = None) -> type[ProofgymTaskset]:
+def taskset_for(env: str, *, module: str | None = None) -> type[ProofgymTaskset]:
     """A :class:`ProofgymTaskset` fixed to environment ``env`` (its config's ``env`` defaults to it and takes no
-    other): what a per-environment module exports (``proofgym_loan.LoanTaskset``)."""
-    name = class_name or "".join(part.title() for part in env.split("_")) + "Taskset"
+    other): what a per-environment module exports (``proofgym_loan.LoanTaskset``, ``module`` its module)."""
+    name = "".join(part.title() for part in env.split("_")) + "Taskset"
 
     def _only_this_env(self: ProofgymTasksetConfig) -> ProofgymTasksetConfig:
         if self.env != env:
@@ -183,8 +181,7 @@ def taskset_for(env: str, *, class_name: str | None = None, module: str | None =
                                                        "_only_this_env": model_validator(mode="after")(
                                                            _only_this_env)}))
     cls = types.new_class(name, (ProofgymTaskset, vf.Taskset[ProofgymTask, config_cls]), {},
-                          lambda ns: ns.update({"ENV": env, "__doc__": f"proofgym's {env!r} environment as a "
-                                                                       "verifiers taskset."}))
+                          lambda ns: ns.update({"__doc__": f"proofgym's {env!r} environment as a verifiers taskset."}))
     if module is not None:
         cls.__module__ = config_cls.__module__ = module
     return cls
