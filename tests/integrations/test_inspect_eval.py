@@ -19,7 +19,15 @@ import pytest
 
 pytest.importorskip("inspect_ai")
 
-from ._inspect_cli import BIN, cli_env, inspect_eval, proofgym_eval, read_log, sample_scores  # noqa: E402
+from ._inspect_cli import (  # noqa: E402
+    BIN,
+    ToolCallingModel,
+    cli_env,
+    inspect_eval,
+    proofgym_eval,
+    read_log,
+    sample_scores,
+)
 from _judge import requires_judge  # noqa: E402
 from _scripted_model import ScriptedModel  # noqa: E402
 from proofgym.envs import env_hook, make  # noqa: E402
@@ -207,3 +215,43 @@ def test_inspect_view_serves_the_log_dir(tmp_path):
     finally:
         view.terminate()
         view.wait(timeout=30)
+
+
+def oracle_actions(env_name: str, seed: int) -> list[dict]:
+    with make(env_name) as env:
+        return list(env_hook(env, "oracle_actions")(seed))
+
+
+@pytest.mark.parametrize("env_name", [pytest.param("verilog", marks=requires_judge), "fact_finding"])
+def test_native_tool_calls_score_the_same_under_both_solvers_and_proofgym_eval(env_name, tmp_path):
+    actions = oracle_actions(env_name, 0)
+    returns, requests = {}, {}
+    for solver in ("episode", "tools"):
+        logs = tmp_path / solver
+        with ToolCallingModel(actions) as model:
+            done = inspect_eval(f"proofgym/{env_name}", model.url, "scripted", logs, "-T", "seeds=0",
+                                "-T", f"solver={solver}", "--max-tokens", "512")
+            requests[solver] = list(model.requests)
+        assert done.returncode == 0, done.stdout + done.stderr
+        log = read_log(logs)
+        (sample,) = log.samples
+        score = sample.scores["proofgym_scorer"]
+        assert score.metadata["outcome_score"] == 1.0 and score.metadata["steps"] == len(actions)
+        returns[solver] = score.value
+        if solver == "tools":  # inspect ran the environment's tools: one ToolEvent per call, in the transcript
+            events = [event for event in sample.events if event.event == "tool"]
+            assert [event.function for event in events] == [action["tool"] for action in actions]
+            assert [message.role for message in sample.messages].count("tool") == len(actions)
+    with ToolCallingModel(actions) as model:
+        summary = proofgym_eval(env_name, "0", model.url, "scripted", tmp_path, max_tokens=512)
+        requests["proofgym"] = list(model.requests)
+    (result,) = summary["results"]
+    assert result["passed"]
+    assert returns["episode"] == pytest.approx(result["total_return"]) == returns["tools"]
+    # the same conversations reached the server: tools, tool calls and their results
+    assert requests["episode"] == requests["proofgym"] == requests["tools"]
+
+
+def test_an_unknown_solver_is_one_line(scripted, tmp_path):
+    done = inspect_eval("proofgym/loan", scripted.url, "scripted", tmp_path / "logs", "-T", "solver=react")
+    assert "one of episode, tools, got 'react'" in _one_line_refusal(done, "-T solver must be")

@@ -4,8 +4,9 @@ server is :mod:`proofgym.reward_server`.
 
 inspect_ai (extra ``inspect``): every environment is a task, ``inspect eval proofgym/<env>`` (registered through the
 ``inspect_ai`` entry point), and ``--model proofgym/<model>`` talks to any OpenAI-compatible server (docs/inspect.md).
-:func:`inspect_task` builds an environment's task, :func:`inspect_episode` is its solver and :func:`inspect_scorer` its
-scorer, to compose tasks of your own; they are imported from inspect_ai on first use.
+:func:`inspect_task` builds an environment's task, :func:`inspect_episode` is its solver (proofgym's rollout loop),
+:func:`inspect_tool_loop` the other one (inspect's tool loop over :class:`InspectEnvToolbox`'s tools, each an
+``env.step``) and :func:`inspect_scorer` its scorer, to compose tasks of your own; imported on first use.
 
 verifiers 0.4 (extra ``verifiers``): every environment is a taskset, ``vf-eval proofgym-<env>``, in the subpackage
 :mod:`proofgym.integrations.vf` (docs/verifiers.md); this package does not import it.
@@ -36,20 +37,26 @@ from proofgym.training import (
     trl_reward_function,
 )
 
-#: The inspect_ai names, imported on first use (inspect_ai is an optional extra).
-_INSPECT = {"inspect_task": "proofgym_task", "inspect_episode": "proofgym_episode", "inspect_scorer": "proofgym_scorer"}
+#: The inspect_ai names and where they live, imported on first use (inspect_ai is an optional extra).
+_INSPECT = {"inspect_task": ("_inspect_tasks", "proofgym_task"),
+            "inspect_episode": ("_inspect_tasks", "proofgym_episode"),
+            "inspect_tool_loop": ("_inspect_tools", "proofgym_tool_loop"),
+            "InspectEnvToolbox": ("_inspect_tools", "EnvToolbox"),
+            "inspect_scorer": ("_inspect_scorer", "proofgym_scorer")}
 
 
 def __getattr__(name: str) -> Any:
     if name in _INSPECT:
-        from proofgym.integrations import _inspect_tasks
+        import importlib
 
-        return getattr(_inspect_tasks, _INSPECT[name])
+        module, attribute = _INSPECT[name]
+        return getattr(importlib.import_module(f"proofgym.integrations.{module}"), attribute)
     raise AttributeError(f"module 'proofgym.integrations' has no attribute {name!r}")
 
 
 __all__ = [
     "COMPONENTS",
+    "InspectEnvToolbox",
     "AsyncTRLRewardFunction",
     "TRLEnvironment",
     "TRLRewardFunction",
@@ -63,6 +70,7 @@ __all__ = [
     "inspect_episode",
     "inspect_scorer",
     "inspect_task",
+    "inspect_tool_loop",
     "item_breakdown",
     "lora_config",
     "resolve_run_config",

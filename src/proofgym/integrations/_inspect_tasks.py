@@ -11,7 +11,9 @@ plugins' included) and ``inspect eval proofgym/env -T env=<name>``.
   evidence;
 - ``-T env_config=...``: the environment's config (a mapping, as YAML or JSON text: ``-T env_config='{chat: true}'``;
   ``split`` / ``index`` select a split's seeds, as for ``proofgym eval``);
-- ``-T max_time_s=...``: each episode's wall-clock budget.
+- ``-T max_time_s=...``: each episode's wall-clock budget;
+- ``-T solver=tools``: inspect's own tool loop instead (:mod:`~proofgym.integrations._inspect_tools`): each of the
+  environment's tools an inspect tool that steps it, every call a ``ToolEvent`` in the transcript.
 
 The generation defaults are ``proofgym eval``'s (temperature 0, at most 1024 tokens); ``--temperature`` and
 ``--max-tokens`` override them. A parameter a task does not have, an unknown environment, a bad seed range or an
@@ -37,11 +39,14 @@ from proofgym.evaluation import parse_seeds
 from proofgym.integrations._inspect_messages import inspect_messages
 from proofgym.integrations._inspect_policy import InspectModelPolicy
 from proofgym.integrations._inspect_scorer import EPISODE_KEY, action_text, episode_summary, proofgym_scorer
+from proofgym.integrations._inspect_tools import proofgym_tool_loop
 from proofgym.rollouts import RolloutResult, run_rollout
 
 #: The generation defaults of ``proofgym eval``'s ``openai`` policy.
 DEFAULT_CONFIG = GenerateConfig(temperature=0.0, max_tokens=1024)
-_PARAMETERS = ("seeds", "env_config", "max_turns", "max_time_s")
+_PARAMETERS = ("seeds", "env_config", "max_turns", "max_time_s", "solver")
+#: The solvers ``-T solver`` picks: proofgym's rollout loop, or inspect's tool loop over the environment's tools.
+SOLVERS = ("episode", "tools")
 
 
 class EpisodeError(RuntimeError):
@@ -132,7 +137,7 @@ def proofgym_episode(env: str, env_config: dict[str, Any] | None = None, max_tur
 
 
 def proofgym_task(env: str, *, seeds: Any = "0-7", env_config: Any = None, max_turns: Any = None,
-                  max_time_s: Any = None, task_name: str | None = None,
+                  max_time_s: Any = None, solver: str = "episode", task_name: str | None = None,
                   unknown: Mapping[str, Any] | None = None) -> Task:
     """The inspect task of environment ``env`` (see the module's documentation). ``task_name`` names it in refusals
     (default ``proofgym/<env>``); ``unknown``: parameters the task was given and does not have (refused)."""
@@ -149,27 +154,34 @@ def proofgym_task(env: str, *, seeds: Any = "0-7", env_config: Any = None, max_t
     config = _env_config(task_name, env_config)
     turns = _positive(task_name, "max_turns", max_turns, int)
     budget = _positive(task_name, "max_time_s", max_time_s, float)
+    if solver not in SOLVERS:
+        raise _refuse(task_name, f"-T solver must be one of {', '.join(SOLVERS)}, got {solver!r}")
+    if solver == "tools" and budget is not None:
+        raise _refuse(task_name, "-T max_time_s is the episode solver's; with -T solver=tools use inspect's "
+                                 "--time-limit")
     dataset = MemoryDataset(_samples(task_name, env, seed_list, config), name=f"proofgym-{env}")
-    return Task(dataset=dataset, solver=proofgym_episode(env, config, turns, budget),
+    play = proofgym_episode(env, config, turns, budget) if solver == "episode" else \
+        proofgym_tool_loop(env, config, turns)
+    return Task(dataset=dataset, solver=play,
                 scorer=proofgym_scorer(env, config), config=DEFAULT_CONFIG,
                 metadata={"proofgym_env": env, "env_config": json.loads(json.dumps(config, default=str))})
 
 
 @task
 def env(env: str = "", seeds: Any = "0-7", env_config: Any = None, max_turns: Any = None, max_time_s: Any = None,
-        **unknown: Any) -> Task:
+        solver: str = "episode", **unknown: Any) -> Task:
     """Any registered proofgym environment, plugins' included: ``inspect eval proofgym/env -T env=loan``."""
     if not env:
         raise _refuse("proofgym/env", f"name the environment: -T env=<name>, one of {', '.join(env_names())}")
     return proofgym_task(env, task_name="proofgym/env", seeds=seeds, env_config=env_config, max_turns=max_turns,
-                         max_time_s=max_time_s, unknown=unknown)
+                         max_time_s=max_time_s, solver=solver, unknown=unknown)
 
 
 def _env_task(name: str) -> Callable[..., Task]:
     def env_task(seeds: Any = "0-7", env_config: Any = None, max_turns: Any = None, max_time_s: Any = None,
-                 **unknown: Any) -> Task:
+                 solver: str = "episode", **unknown: Any) -> Task:
         return proofgym_task(name, task_name=f"proofgym/{name}", seeds=seeds, env_config=env_config,
-                             max_turns=max_turns, max_time_s=max_time_s, unknown=unknown)
+                             max_turns=max_turns, max_time_s=max_time_s, solver=solver, unknown=unknown)
 
     env_task.__name__ = env_task.__qualname__ = name
     env_task.__doc__ = f"proofgym's {name!r} environment: inspect eval proofgym/{name} -T seeds=0-7"
