@@ -10,8 +10,11 @@
   keeps the verdict, its evidence and the certificate check.
 - :class:`EnvToolset`: a tool environment's tools (Verilog, Crafter, fact finding) as an MCP server, one per rollout.
 
-Importing this package imports verifiers; :mod:`proofgym.integrations` does not import it.
+Importing this package imports verifiers; :mod:`proofgym.integrations` does not import it. The tool server's module
+is imported on first use of its names (verifiers runs it with ``python -m``).
 """
+
+from typing import TYPE_CHECKING, Any
 
 from proofgym.integrations.vf._episode import EpisodeScore, ModelTurn, score_turns
 from proofgym.integrations.vf._taskset import (
@@ -22,7 +25,9 @@ from proofgym.integrations.vf._taskset import (
     ProofgymTasksetConfig,
     taskset_for,
 )
-from proofgym.integrations.vf._toolset import EnvToolset, EnvToolsetConfig
+
+if TYPE_CHECKING:
+    from proofgym.integrations.vf._toolset import EnvToolset, EnvToolsetConfig
 
 __all__ = [
     "EnvToolset",
@@ -37,3 +42,11 @@ __all__ = [
     "score_turns",
     "taskset_for",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    if name in ("EnvToolset", "EnvToolsetConfig"):
+        from proofgym.integrations.vf import _toolset
+
+        return getattr(_toolset, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

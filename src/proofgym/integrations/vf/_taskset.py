@@ -24,7 +24,6 @@ from proofgym.core import ConfigError
 from proofgym.envs import env_hook, env_names, make
 from proofgym.evaluation import parse_seeds
 from proofgym.integrations.vf._episode import ModelTurn, score_turns
-from proofgym.integrations.vf._toolset import EnvToolset
 
 
 class ProofgymTaskData(vf.TaskData):  # type: ignore[misc]
@@ -65,6 +64,10 @@ class ProofgymTask(vf.Task[ProofgymTaskData, vf.State, ProofgymTaskConfig]):  # 
 
     @classmethod
     def toolsets(cls, config: ProofgymTaskConfig) -> list[vf.Toolset]:
+        # Imported here: verifiers runs the tool server as ``python -m`` of its module, which must not have been
+        # imported by this package already.
+        from proofgym.integrations.vf._toolset import EnvToolset
+
         return [EnvToolset(config.toolset)] if config.tools else []
 
     @vf.reward(weight=1.0)  # type: ignore[untyped-decorator]
