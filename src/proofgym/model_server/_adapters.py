@@ -102,6 +102,10 @@ class AdapterSet:
         if backend.engine != "torch":
             raise ValueError(f"LoRA adapters need the torch backend (serve-model --backend torch); the {backend.engine}"
                              " backend serves none")
+        import importlib.util
+
+        if importlib.util.find_spec("peft") is None:
+            raise ValueError("--enable-lora needs peft, which applies the adapters: pip install 'proofgym[train]'")
         self.backend = backend
         self.parent = parent
         self._adapters: dict[str, _Adapter] = {}
