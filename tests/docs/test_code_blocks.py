@@ -7,6 +7,10 @@ Each fenced block in ``docs/**/*.md`` is one test, by its language:
   a rulebook (it has ``decision_rules``) with ``proofgym.rules.load_rulebook``.
 - anything else (``text``, no language: output, diagrams) is shown, not run.
 
+A block that includes a file (``--8<-- "examples/x.py"`` or a section of one, ``"examples/x.sh:train"``, through
+pymdownx.snippets) is not run twice: the file must exist (and the section be marked in it), and be one of the
+examples tests/examples runs as a whole.
+
 A block that cannot run here (it trains for minutes, needs a GPU or a server started elsewhere) says so on the
 line before its fence: ``<!-- docs-test: skip: <the reason> -->``; the reason is required, and the skipped
 blocks are reported by name, not hidden.
@@ -29,6 +33,7 @@ ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"
 FENCE = re.compile(r"^(?P<indent> *)```(?P<lang>[\w+-]*)[^\n]*\n(?P<body>.*?)^(?P=indent)``` *$", re.M | re.S)
 SKIP = re.compile(r"<!-- docs-test: skip: (?P<reason>\S.*?) -->\s*$")
+SNIPPET = re.compile(r'^--8<-- "(?P<path>[^":]+)(?::(?P<section>[\w-]+))?"$')
 RUN = {"python", "bash", "sh"}
 CHECK = {"yaml", "yml", "toml", "json"}
 
@@ -74,6 +79,10 @@ def _environment() -> dict[str, str]:
 def test_the_block_runs_or_parses(block, tmp_path):
     if block.skip:
         pytest.skip(f"{block.name}: {block.skip}")
+    included = [SNIPPET.match(row.strip()) for row in block.body.strip().splitlines()]
+    if included and all(included):
+        _check_included(block, [match for match in included if match])
+        return
     if block.lang == "python":
         script = tmp_path / "block.py"
         script.write_text(block.body)
@@ -87,6 +96,23 @@ def test_the_block_runs_or_parses(block, tmp_path):
         assert done.returncode == 0, f"{block.name} exited {done.returncode}:\n{output}"
     else:
         _check_data(block, tmp_path)
+
+
+def _check_included(block: Block, includes: list[re.Match[str]]) -> None:
+    import ast
+
+    source = ast.parse((ROOT / "tests" / "examples" / "test_examples.py").read_text(encoding="utf-8"))
+    [examples] = [node.value for node in source.body if isinstance(node, ast.Assign)
+                  and any(getattr(target, "id", None) == "EXAMPLES" for target in node.targets)]
+    EXAMPLES = ast.literal_eval(examples)
+    for match in includes:
+        path = ROOT / match["path"]
+        assert path.is_file(), f"{block.name}: includes {match['path']}, which does not exist"
+        assert match["path"] in EXAMPLES, f"{block.name}: {match['path']} is not run by tests/examples"
+        if match["section"]:
+            text = path.read_text(encoding="utf-8")
+            for edge in ("start", "end"):
+                assert f"--8<-- [{edge}:{match['section']}]" in text, f"{block.name}: no section {match['section']}"
 
 
 def _check_data(block: Block, tmp_path: Path) -> None:
