@@ -123,6 +123,17 @@ def test_sampled_turns_reads_the_recorded_ids_and_logprobs():
     assert "token_ids" in sampled_turns(trace)
 
 
+def test_sampled_turns_read_vllms_shape_the_prompt_ids_at_the_top():
+    """vLLM (``return_token_ids: true``) answers the prompt's ids at the response's top level
+    (``ChatCompletionResponse.prompt_token_ids``) and the completion's in each choice (``token_ids``)."""
+    trace = _trace([("get_fact", {"fact": "age", "relevant": True}), ("answer", {"correct": True})], True)
+    for step in trace.steps:
+        response = step.lm_calls[0].response
+        response["prompt_token_ids"] = response["choices"][0].pop("prompt_token_ids")
+    turns = sampled_turns(trace)
+    assert [(t.prompt_ids, t.completion_ids) for t in turns] == [((1, 2), (7, 3)), ((1, 3), (7, 4))]
+
+
 def test_an_attempt_the_policy_retried_is_not_a_turn_but_a_step_without_a_completion_is_untrainable():
     trace = _trace([("get_fact", {"fact": "age", "relevant": True}), ("answer", {"correct": True})], True)
     timed_out = LMCallEvent(model="m", latency_s=60.0, error="no response within 60 s")

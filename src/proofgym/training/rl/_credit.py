@@ -37,7 +37,8 @@ def sampled_turns(trace: SessionTrace) -> list[Turn] | str:
                 if any(_first_choice(later.response) is not None for later in calls[position + 1:]):
                     continue
                 return f"step {step.index}: the model call has no recorded completion ({call.error or 'no response'})"
-            prompt: Any = choice.get("prompt_token_ids")
+            # serve-model puts the prompt's ids in the choice, vLLM (return_token_ids) at the response's top level
+            prompt: Any = choice.get("prompt_token_ids") or call.response.get("prompt_token_ids")
             completion: Any = choice.get("token_ids")
             if not _ids(prompt) or not _ids(completion):
                 return f"step {step.index}: the server returned no prompt_token_ids / token_ids"

@@ -504,7 +504,7 @@ class RLTrainer:
                   if key not in ("provider", "model", "inference_url", "max_tokens", "temperature")}
         policy.update({"model": self.server.model_name, "inference_url": f"{self.server.url}?cid={cid}",
                        "temperature": 0.0 if greedy else float(config.rollout.policy_config.get("temperature", 1.0)),
-                       "max_tokens": self._max_tokens(), "extra_body": {"logprobs": True}})
+                       "max_tokens": self._max_tokens(), "extra_body": {"logprobs": True, "return_token_ids": True}})
         env: dict[str, Any] = {"env_name": config.rollout.env_name, "seed": seed}
         return {"run_id": self.run_id, "env": env, "policy": {"policy_name": "openai", "config": policy},
                 "record": {"return_trace": True, "trace_format": "full"}, "mode": "eval" if greedy else "rl",
