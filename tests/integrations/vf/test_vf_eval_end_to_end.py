@@ -155,21 +155,22 @@ def served_model() -> Iterator[str]:
 @pytest.mark.slow
 def test_a_rulebook_domain_on_serve_model_scores_as_proofgym_eval(tmp_path: Path, served_model: str) -> None:
     """With the answer tool offered (``--env.taskset.task.tools true``) vf-eval's harness sends the request
-    ``proofgym eval``'s openai policy sends; each completion scores what proofgym's loop gives it, and where the two
-    runs got the same completion they got the same reward."""
-    _, _, traces = vf_eval(tmp_path, "proofgym-grant-eligibility", served_model, "-n", "2", "--env.taskset.task.tools",
-                           "true", "--sampling.temperature", "0", "--sampling.max-tokens", str(MAX_TOKENS),
-                           "--env.agent.max-turns", "2", model="smollm2")
+    ``proofgym eval``'s openai policy sends; one request at a time (``-c 1``, as ``concurrency = 1``: serve-model
+    decodes concurrent requests in one batch, whose rows llama.cpp may part on a near-tie) the model gives both the
+    same completion, and both runs give it the same reward, seed by seed."""
+    _, _, traces = vf_eval(tmp_path, "proofgym-grant-eligibility", served_model, "-n", "2", "-c", "1",
+                           "--env.taskset.task.tools", "true", "--sampling.temperature", "0",
+                           "--sampling.max-tokens", str(MAX_TOKENS), "--env.agent.max-turns", "2", model="smollm2")
     assert_scored_by_proofgym(traces, "grant_eligibility")
     report, actions = proofgym_eval(write_eval(
         tmp_path / "grant.toml",
         {"env_name": "grant_eligibility", "policy_name": "openai", "seeds": "0-1", "concurrency": 1,
          "traces": str(tmp_path / "traces.db")},
         {"model": "smollm2", "inference_url": served_model, "temperature": 0.0, "max_tokens": MAX_TOKENS}))
-    for trace, result in zip(traces, report.results):
-        assert trace["task"]["data"]["seed"] == result.seed
-        if model_turns(trace)[:1] == actions[result.seed][:1]:
-            assert trace["info"]["proofgym"]["reward"] == result.total_return
+    assert [trace["task"]["data"]["seed"] for trace in traces] == [result.seed for result in report.results]
+    assert [model_turns(trace)[:1] for trace in traces] == [actions[result.seed][:1] for result in report.results]
+    assert [trace["info"]["proofgym"]["reward"] for trace in traces] == [result.total_return
+                                                                          for result in report.results]
 
 
 @pytest.mark.slow
