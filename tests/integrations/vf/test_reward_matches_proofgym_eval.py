@@ -82,6 +82,19 @@ def test_tool_calls_score_what_proofgym_eval_gave_them(tmp_path: Path, env: str)
             assert info["verdict"]["outcome"] == "certified" and info["verdict"]["evidence"]
 
 
+def test_a_crafter_episode_scores_what_proofgym_eval_gave_it(tmp_path: Path) -> None:
+    """Crafter's heuristic policy for 25 turns (proofgym eval caps the episode; the replay steps the same calls)."""
+    pytest.importorskip("crafter")
+    path = write_eval(tmp_path / "crafter.toml", {"env_name": "crafter", "policy_name": "crafter-heuristic",
+                                                  "seeds": "0", "max_turns": 25, "concurrency": 1,
+                                                  "traces": str(tmp_path / "traces.db")})
+    report, actions = proofgym_eval(path)
+    result = report.results[0]
+    assert result.status == "ok" and len(actions[0]) == 25 and result.total_return > 0
+    trace = scored_trace("crafter", 0, [assistant_message(action) for action in actions[0]])
+    assert trace.reward == result.total_return and trace.info["proofgym"]["done"] is False
+
+
 def test_a_wrong_tool_call_then_a_text_reply_score_as_in_proofgym(tmp_path: Path) -> None:
     """What the policy cannot read as an action is stepped as none (the environment charges the turn), a tool
     call with bad arguments is the environment's error observation: the same steps as proofgym's loop takes."""
