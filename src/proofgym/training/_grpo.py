@@ -386,19 +386,31 @@ def _batch(prompts: list[list[int]], completions: list[list[int]], pad: int, dev
     row_pair = [pairs.setdefault((tuple(p), tuple(c)), len(pairs)) for p, c in zip(prompts, completions)]
     pair_prefix = [distinct.setdefault(p, len(distinct)) for p, _ in pairs]
     p_width = max(len(p) for p in distinct)
-    c_width = max(1, max(len(c) for c in completions))
     prefix_ids = [[pad] * (p_width - len(p)) + list(p) for p in distinct]
     prefix_attention = [[0] * (p_width - len(p)) + [1] * len(p) for p in distinct]
-    pair_completion_ids = [list(c) + [pad] * (c_width - len(c)) for _, c in pairs]
-    pair_mask = [[1] * len(c) + [0] * (c_width - len(c)) for _, c in pairs]
+    pair_completions, pair_mask = padded_completions([c for _, c in pairs], pad, device)
 
     def as_tensor(rows: list[Any]) -> Any:
         return torch.tensor(rows, dtype=torch.long, device=device)
 
-    pair_completions, rows = as_tensor(pair_completion_ids), as_tensor(row_pair)
+    rows = as_tensor(row_pair)
     return {"prefix_ids": as_tensor(prefix_ids), "prefix_attention": as_tensor(prefix_attention),
             "pair_prefix": as_tensor(pair_prefix), "pair_completion_ids": pair_completions, "row_pair": rows,
-            "completion_ids": pair_completions[rows], "mask": as_tensor(pair_mask)[rows]}
+            "completion_ids": pair_completions[rows], "mask": pair_mask.long()[rows]}
+
+
+def padded_completions(completions: Sequence[Sequence[int]], pad_id: int, device: Any = None) -> tuple[Any, Any]:
+    """``[B, T]`` completion ids right-padded with ``pad_id`` (``T`` the longest, at least 1) and their boolean
+    mask: the layout :func:`shared_prompt_logprobs` returns log-probabilities in."""
+    import torch
+
+    width = max(1, max((len(c) for c in completions), default=0))
+    ids = torch.full((len(completions), width), pad_id, dtype=torch.long)
+    mask = torch.zeros((len(completions), width), dtype=torch.bool)
+    for row, completion in enumerate(completions):
+        ids[row, :len(completion)] = torch.tensor(list(completion), dtype=torch.long)
+        mask[row, :len(completion)] = True
+    return ids.to(device), mask.to(device)
 
 
 def _unpad(ids: Any, mask: Any) -> list[list[int]]:

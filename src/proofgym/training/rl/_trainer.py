@@ -33,7 +33,7 @@ import torch
 from proofgym.config import TINY_MODEL
 from proofgym.judges import RubricScorer, RubricSet, TrajectoryScore, resolve_rubric_set, rubric_set_from_data
 from proofgym.training.rl._config import PolicyServerSection, RLConfig
-from proofgym.training._grpo import shared_prompt_logprobs
+from proofgym.training._grpo import padded_completions, shared_prompt_logprobs
 from proofgym.training._policy_gradient import (
     MICROBATCH_TOKENS,
     clipped_loss,
@@ -853,24 +853,13 @@ def _episode_turns(env: Any, seed: int, rng: random.Random) -> list[tuple[list[d
     return turns
 
 
-def _completions(turns: list[Turn], pad_id: int) -> tuple[torch.Tensor, torch.Tensor]:
-    """``[B, T]`` right-padded completion ids of ``turns`` (``T`` the longest) and their mask."""
-    width = max(len(t.completion_ids) for t in turns)
-    ids = torch.full((len(turns), width), pad_id, dtype=torch.long)
-    mask = torch.zeros((len(turns), width), dtype=torch.bool)
-    for row, turn in enumerate(turns):
-        ids[row, :len(turn.completion_ids)] = torch.tensor(turn.completion_ids)
-        mask[row, :len(turn.completion_ids)] = True
-    return ids, mask
-
-
 def token_logprobs(model: Any, turns: list[Turn], pad_id: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """``[B, T]`` log-probabilities of every completion token of ``turns`` under ``model`` (``T`` the longest
     completion), with the completion ids and their mask. Turns with the same prompt ids (a group's rollouts that
     asked the same so far: most of a batch once the policy settles) share one forward pass of it, its keys and
     values handed to each completion (:func:`~proofgym.training.shared_prompt_logprobs`: the same computation as
     one pass per turn, the gradient of a shared prompt summed over its turns)."""
-    ids, mask = _completions(turns, pad_id)
+    ids, mask = padded_completions([t.completion_ids for t in turns], pad_id)
     logprobs = shared_prompt_logprobs(model, [t.prompt_ids for t in turns], [t.completion_ids for t in turns],
                                       pad_id=pad_id)
     device = logprobs.device
@@ -879,7 +868,7 @@ def token_logprobs(model: Any, turns: list[Turn], pad_id: int) -> tuple[torch.Te
 
 def trained_ids(turns: list[Turn], pad_id: int) -> list[list[int]]:
     """The ids the loss covers, per turn (what a token-exactness test compares with the sampled ids)."""
-    ids, mask = _completions(turns, pad_id)
+    ids, mask = padded_completions([t.completion_ids for t in turns], pad_id)
     return [ids[row][mask[row]].tolist() for row in range(len(turns))]
 
 
