@@ -104,3 +104,16 @@ def test_a_wrong_tool_call_then_a_text_reply_score_as_in_proofgym(tmp_path: Path
     steps = trace.info["proofgym"]["steps"]
     assert [step["action"] for step in steps] == [{"tool": "get_fact", "args": {"name": "no_such_fact"}}, None]
     assert trace.info["proofgym"]["done"] is False and trace.reward == sum(step["reward"] for step in steps)
+
+
+def test_a_call_is_replayed_with_the_arguments_the_tool_server_passed_on(tmp_path: Path) -> None:
+    """The MCP tool server drops arguments outside a tool's schema (and a null optional one); the replay does the
+    same, so the reward is for the results the model was shown, never for a call the server did not make."""
+    with make("fact_finding") as instance:
+        instance.reset(0)
+        oracle = env_hook(instance, "oracle_actions")(0)
+    padded = [{"tool": action["tool"], "args": {**action["args"], "bonus": True}} for action in oracle]
+    plain = scored_trace("fact_finding", 0, [assistant_message(action) for action in oracle])
+    served = scored_trace("fact_finding", 0, [assistant_message(action) for action in padded])
+    assert served.reward == plain.reward and served.info["proofgym"]["done"] is True
+    assert [step["action"] for step in served.info["proofgym"]["steps"]] == oracle

@@ -70,15 +70,38 @@ class EpisodeScore:
         return record
 
 
-def actions(turns: Sequence[ModelTurn], *, accepts_text: bool) -> Iterator[Any]:
+def served_arguments(arguments: Mapping[str, Any], schema: Mapping[str, Any]) -> dict[str, Any]:
+    """The arguments a tool call reaches the environment with through the MCP tool server: only the names the
+    tool's schema declares (the server drops others), an optional one left out when it is null (the server fills
+    an absent one with null). The replay steps the same, so a rollout is scored on the results the model was shown."""
+    properties = schema.get("properties") or {}
+    required = set(schema.get("required") or ())
+    return {key: value for key, value in arguments.items()
+            if key in properties and (value is not None or key in required)}
+
+
+def _as_served(arguments: str, schema: Mapping[str, Any] | None) -> str:
+    if schema is None:
+        return arguments
+    try:
+        parsed = json.loads(arguments or "{}")
+    except (ValueError, RecursionError):
+        return arguments  # the server refused it too: the environment charges the turn
+    return json.dumps(served_arguments(parsed, schema)) if isinstance(parsed, Mapping) else arguments
+
+
+def actions(turns: Sequence[ModelTurn], *, accepts_text: bool,
+            schemas: Mapping[str, Mapping[str, Any]] | None = None) -> Iterator[Any]:
     """The actions the turns hold, in order, as ``proofgym eval``'s OpenAI policy reads a reply: each native tool
     call (a tool server ran each one), else the reply's text read by :func:`proofgym.policies.read_text_action`
     (one JSON call in it, or the text itself as the answer when the environment takes text), or ``None`` when it
-    holds no usable action: the environment then charges the turn, as it does there."""
+    holds no usable action: the environment then charges the turn, as it does there. With ``schemas`` (each tool's
+    JSON schema by name), a native call's arguments are those the tool server passed on (:func:`served_arguments`)."""
     for turn in turns:
         if turn.tool_calls:
             for call_id, name, arguments in turn.tool_calls:
-                yield {"type": "function", "id": call_id, "function": {"name": name, "arguments": arguments}}
+                served = _as_served(arguments, (schemas or {}).get(name))
+                yield {"type": "function", "id": call_id, "function": {"name": name, "arguments": served}}
             continue
         parsed = read_text_action(turn.content or "", accepts_text=accepts_text)
         yield parsed.action if parsed.error is None else None
@@ -90,7 +113,8 @@ def score_turns(env_name: str, seed: int, turns: Sequence[ModelTurn],
     score = EpisodeScore()
     with make(env_name, **dict(env_config or {})) as env:
         env.reset(seed)
-        for action in actions(turns, accepts_text=bool(env_hook(env, "accepts_text"))):
+        schemas = {tool["function"]["name"]: tool["function"].get("parameters") or {} for tool in env.tools}
+        for action in actions(turns, accepts_text=bool(env_hook(env, "accepts_text")), schemas=schemas):
             result = env.step(action)
             score.reward += result.reward
             score.last = result

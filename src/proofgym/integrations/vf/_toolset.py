@@ -26,6 +26,7 @@ import verifiers.v1 as vf
 from pydantic import Field
 
 from proofgym.envs import Environment, make
+from proofgym.integrations.vf._episode import served_arguments
 
 
 class EnvToolsetConfig(vf.ToolsetConfig):  # type: ignore[misc]
@@ -89,8 +90,7 @@ class EnvToolset(vf.Toolset[EnvToolsetConfig]):  # type: ignore[misc]
                       for arg in schema.get("properties") or {}]
 
         async def call(**args: Any) -> str:
-            given = {key: value for key, value in args.items() if value is not None or key in required}
-            return await asyncio.to_thread(self._step, name, given)
+            return await asyncio.to_thread(self._step, name, served_arguments(args, schema))
 
         call.__name__ = name
         call.__signature__ = inspect.Signature(parameters, return_annotation=str)  # type: ignore[attr-defined]
