@@ -62,7 +62,7 @@ def main() -> None:
     heldout = demo_rows(HELDOUT_SEED, 1000)
     rows = demo_rows(args.seed, 8000, exclude=heldout)
     started = time.perf_counter()
-    sft_warmup(model, tokenizer, _random_decision_example(rows),
+    sft_warmup(model, tokenizer, _random_decision_example(rows, ("permit", "deny")),
                config=SFTConfig(steps=args.warmup, batch_size=64, learning_rate=1e-3), seed=args.seed)
     print(f"format warm-up: {args.warmup} steps in {time.perf_counter() - started:.0f} s")
     compact = compact_steps(copy.deepcopy(model), tokenizer, rows, demo_run_config(), args)
