@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import os
 import threading
+import time
 from typing import Any, Sequence
 
 from proofgym.core import Claim, ErrorKind, Verdict
@@ -31,6 +32,7 @@ def fault_from_payload(claim: Claim) -> Fault | None:
 
 # How many verifiers this process has unpickled (a worker process counts its own).
 _unpickled = 0
+_warmed_up = 0
 
 
 def decide_in_worker(claim: Claim) -> Verdict:
@@ -47,6 +49,24 @@ class CountingFakeVerifier(FakeVerifier):
         global _unpickled
         _unpickled += 1
         self.__dict__.update(state)
+
+
+class SlowWarmUpVerifier(FakeVerifier):
+    """A FakeVerifier whose ``warm_up`` (the imports a real verifier's checks need) takes longer than a call's
+    timeout; its verdicts say whether their process was warmed up, and how many times."""
+
+    def __init__(self, warm_up_s: float) -> None:
+        super().__init__(decide=self._decide)
+        self.warm_up_s = warm_up_s
+
+    def warm_up(self) -> None:
+        global _warmed_up
+        time.sleep(self.warm_up_s)
+        _warmed_up += 1
+
+    @staticmethod
+    def _decide(claim: Claim) -> Verdict:
+        return certified(claim.decision, evidence={"pid": os.getpid(), "warmed_up": _warmed_up})
 
 
 class FlakyVerifier:

@@ -7,7 +7,7 @@ from proofgym.core import Claim, ErrorKind
 from proofgym.runtime import ProcessExecutor, RuntimeConfig, VerificationRuntime
 from proofgym.testing import FakeVerifier, Fault
 
-from ._support import CountingFakeVerifier, decide_in_worker, fault_from_payload, make_claims
+from ._support import CountingFakeVerifier, SlowWarmUpVerifier, decide_in_worker, fault_from_payload, make_claims
 from _bounds import CUT_OFF_S
 
 # Generous enough for a worker's start-up (spawn + imports) on a loaded machine, which the first call pays.
@@ -103,3 +103,16 @@ def test_executor_validates_and_closes_idempotently():
     assert executor.max_workers == (os.cpu_count() or 1)
     executor.close()
     executor.close()
+
+
+def test_a_start_up_slower_than_the_timeout_is_finished_in_the_background_and_the_retry_uses_it():
+    """A worker loads (and warms up) the verifier as it starts, outside any call: the first call times out waiting
+    for it, the worker goes on starting, and a retry finds it ready, warmed up once."""
+    verifier = SlowWarmUpVerifier(warm_up_s=3.0)
+    config = RuntimeConfig(executor="process", workers=1, timeout_s=1.0, retries=20, backoff_base_s=0.2,
+                           backoff_max_s=0.5, cache_size=0)
+    with VerificationRuntime(verifier, config) as runtime:
+        first, second = runtime.verify_many_sync(make_claims(2))
+        assert first.certified and second.certified
+        assert first.evidence["warmed_up"] == second.evidence["warmed_up"] == 1
+        assert runtime.metrics().timeouts >= 1  # the first attempt did not wait for the start-up

@@ -80,6 +80,13 @@ class MathVerifier:
         self.version = (f"math-verify {metadata.version('math-verify')};"
                         f"latex2sympy2_extended {metadata.version('latex2sympy2_extended')};{settings}")
 
+    def warm_up(self) -> None:
+        """Import and exercise what a check needs (Math-Verify, SymPy, the LaTeX parser: seconds on a busy machine),
+        so a process executor's worker pays it at start-up, not inside a call's timeout."""
+        math_verify = _math_verify()
+        half, point_five = (math_verify.parse(text, parsing_timeout=None) for text in ("$\\frac{1}{2}$", "$0.5$"))
+        math_verify.verify(half, point_five, timeout_seconds=None)
+
     async def verify_many(self, claims: Sequence[Claim]) -> list[Verdict]:
         # CPU-bound and short: run inline; the process executor gives each call its own worker.
         return [self.verify(claim) for claim in claims]

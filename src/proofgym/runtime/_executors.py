@@ -69,8 +69,10 @@ class ProcessExecutor:
     so later changes to the parent's copy are not seen by the workers.
 
     A call that is cancelled (the runtime's timeout) or whose worker dies gets its worker killed and
-    discarded; a fresh one is spawned on demand, so a hung verifier never holds a worker. Worker
-    start-up (spawning, importing the verifier's module) counts toward the first call a worker serves.
+    discarded; a fresh one is spawned on demand, so a hung verifier never holds a worker. A worker is
+    started with the verifier of the call that needed it loaded (unpickled, and its optional ``warm_up()``
+    called: the imports its checks need), in the background: a first call that times out waiting for a
+    slow start-up (SymPy on a busy machine) leaves it to finish, and its retry finds the worker ready.
 
     One instance serves one event loop (the runtime's). Workers are spawned, not forked: the runtime
     owns threads, and forking a threaded process is unsafe. As with any spawn-based pool, a script
@@ -100,7 +102,7 @@ class ProcessExecutor:
         if self._closed:
             raise RuntimeError("ProcessExecutor is closed")
         token, payload = self._payload(verifier)
-        worker = await self._checkout()
+        worker = await self._checkout(token, payload)
         try:
             status, value = await asyncio.get_running_loop().run_in_executor(
                 self._io, worker.request, token, None if token in worker.tokens else payload, list(claims)
@@ -136,14 +138,14 @@ class ProcessExecutor:
             self._payloads[id(verifier)] = entry
         return id(verifier), entry[1]
 
-    async def _checkout(self) -> _Worker:
+    async def _checkout(self, token: int, payload: bytes) -> _Worker:
         if self._ready is None:
             self._ready = asyncio.Queue()
             # Each worker needs a thread for a call in flight and possibly one for its replacement's start-up.
             self._io = ThreadPoolExecutor(2 * self.max_workers, thread_name_prefix="proofgym-worker-io")
         while True:
             if self._ready.empty() and self._alive < self.max_workers:
-                self._start_worker()
+                self._start_worker(token, payload)
             item = await self._ready.get()
             if isinstance(item, BaseException):
                 raise item
@@ -151,14 +153,14 @@ class ProcessExecutor:
                 return item
             self._discard(item)  # died while idle (e.g. the OOM killer)
 
-    def _start_worker(self) -> None:
+    def _start_worker(self, token: int, payload: bytes) -> None:
         worker = _Worker(self._ctx)
         with self._lock:
             self._workers.add(worker)
         self._alive += 1
-        # Start-up runs in the background: a call that stops waiting for it (timeout) leaves it to finish
-        # and join the pool, so slow start-ups never turn into an endless kill-and-respawn loop.
-        started = asyncio.get_running_loop().run_in_executor(self._io, worker.start)
+        # Start-up (with the verifier loaded) runs in the background: a call that stops waiting for it (timeout)
+        # leaves it to finish and join the pool, so slow start-ups never turn into an endless kill-and-respawn loop.
+        started = asyncio.get_running_loop().run_in_executor(self._io, worker.start, token, payload)
         started.add_done_callback(functools.partial(self._on_started, worker))
 
     def _on_started(self, worker: _Worker, started: asyncio.Future[None]) -> None:
@@ -191,11 +193,16 @@ class _Worker:
     def alive(self) -> bool:
         return cast(bool, self._process.is_alive())  # ctx is untyped: a multiprocessing context
 
-    def start(self) -> None:
+    def start(self, token: int, payload: bytes) -> None:
+        """Start the process and load the verifier ``payload`` in it as ``token``; a verifier that cannot be
+        loaded is not an error here (the call that sends it again gets the error as its answer)."""
         self._process.start()
         self._child_conn.close()
         if self._receive() != "ready":
             raise WorkerDied("verifier worker process sent an unexpected greeting")
+        status, _ = self.request(token, payload, [])
+        if status == "ok":
+            self.tokens.add(token)
 
     def request(self, token: int, payload: bytes | None, claims: list[Claim]) -> tuple[str, Any]:
         try:
@@ -249,7 +256,13 @@ def _serve(conn: Any) -> None:
             try:
                 if payload is not None:
                     verifiers[token] = pickle.loads(payload)
-                reply: tuple[str, Any] = ("ok", runner.run(verifiers[token].verify_many(claims)))
+                    warm_up = getattr(verifiers[token], "warm_up", None)
+                    if callable(warm_up):
+                        warm_up()
+                if not claims:  # a load (the worker's start-up): nothing to verify
+                    reply: tuple[str, Any] = ("ok", [])
+                else:
+                    reply = ("ok", runner.run(verifiers[token].verify_many(claims)))
             except BaseException as exc:  # everything the verifier does goes back to the parent as an answer
                 reply = ("error", _portable(exc))
             try:
