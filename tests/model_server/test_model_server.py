@@ -25,18 +25,13 @@ from proofgym.model_server import serve_model  # noqa: E402
 from proofgym.model_server._backend import ModelLoadError, SamplingParams, row_seed  # noqa: E402
 from proofgym.model_server._server import _tool_call  # noqa: E402
 
+from ._support import PROMPT, TOOLS  # noqa: E402
+
 KEY = "model-key"
 LIMIT = 48
-PROMPT = [{"role": "user", "content": "Applicant: age 30, income 5"}]
 SCHEMA = {"type": "object", "properties": {"answer": {"type": "string", "enum": ["yes", "no"]},
                                            "sure": {"type": "boolean"}},
           "required": ["answer", "sure"], "additionalProperties": False}
-TOOLS = [{"type": "function", "function": {"name": "lookup", "description": "Look a fact up.",
-                                           "parameters": {"type": "object",
-                                                          "properties": {"key": {"type": "string"}}}}},
-         {"type": "function", "function": {"name": "submit", "description": "Submit the decision.",
-                                           "parameters": {"type": "object",
-                                                          "properties": {"decision": {"type": "string"}}}}}]
 
 
 @pytest.fixture(scope="module")

@@ -23,15 +23,10 @@ from _sse import assembled, events, stream_raw  # noqa: E402
 from _threaded_server import ThreadedServer  # noqa: E402
 from proofgym.model_server import GenerationBackend, LoadedModel, create_model_app  # noqa: E402
 
+from ._support import PROMPT, TOOLS  # noqa: E402
+
 KEY = "stream-key"
 LIMIT = 48
-PROMPT = [{"role": "user", "content": "Applicant: age 30, income 5"}]
-TOOLS = [{"type": "function", "function": {"name": "lookup", "description": "Look a fact up.",
-                                           "parameters": {"type": "object",
-                                                          "properties": {"key": {"type": "string"}}}}},
-         {"type": "function", "function": {"name": "submit", "description": "Submit the decision.",
-                                           "parameters": {"type": "object",
-                                                          "properties": {"decision": {"type": "string"}}}}}]
 
 
 @pytest.fixture(scope="module")
