@@ -62,8 +62,9 @@ def test_error_budget_abort_raises_after_counting():
 def test_error_budget_warn_logs(caplog):
     verifier = FakeVerifier(lambda claim: invalid_verdict(ErrorKind.OUTAGE))
     with make(verifier) as reward_fn, caplog.at_level("ERROR", logger="proofgym.rewards"):
-        reward_fn(None, [completion()])
+        (item,) = reward_fn.score(None, [completion()])
     assert "error budget exceeded" in caplog.text
+    assert item.reason and f"the first: {item.reason}" in caplog.text  # the line says what went wrong
 
 
 def test_format_errors_do_not_count_against_the_error_budget():

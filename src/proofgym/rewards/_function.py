@@ -236,7 +236,7 @@ class RewardFunction:
                     stats.abstained += 1
                 else:
                     stats.floored_invalid += 1
-        breach = self._budget_breach(stats)
+        breach = self._budget_breach(stats, next((item.reason for item in items if item.outcome == "invalid"), None))
         stats.budget_breaches = int(breach is not None)
         with self._lock:
             self.last_batch = stats
@@ -262,14 +262,16 @@ class RewardFunction:
             return ShapedReward(reward=None, outcome="invalid", components={},
                                 reason=f"shaper crashed: {type(exc).__name__}: {exc}")
 
-    def _budget_breach(self, batch: RewardStats) -> str | None:
-        """The error message when the batch's invalid share is over budget, else ``None``."""
+    def _budget_breach(self, batch: RewardStats, first_reason: str | None = None) -> str | None:
+        """The error message when the batch's invalid share is over budget (with the first invalid item's reason,
+        so the line says what to fix), else ``None``."""
         verified = batch.items - batch.outcomes.get("format_error", 0)
         invalid_items = batch.outcomes.get("invalid", 0)
         if not verified or invalid_items / verified <= self.error_budget.max_invalid_share:
             return None
+        why = f"; the first: {first_reason[:300]}" if first_reason else ""
         return (f"error budget exceeded: {invalid_items} of {verified} verifications were invalid "
-                f"({invalid_items / verified:.0%} > {self.error_budget.max_invalid_share:.0%}); "
+                f"({invalid_items / verified:.0%} > {self.error_budget.max_invalid_share:.0%}){why}; "
                 "check the verifier backend")
 
 
