@@ -6,7 +6,9 @@ sequences (one per row) and one more that keeps the last prompt run in the batch
 of the prefix it shares with it (the chat template's system turn, the other choices of its request) and runs only
 the rest. Each step decodes one token of every running row in one ``llama_decode`` call; rows that arrive meanwhile
 are admitted between two steps (continuous batching) while their prompts and token budgets fit the cache. A batch
-starts from an empty cache, so a request decoded alone gives the same tokens every time.
+starts from an empty cache; even so, the same request decoded alone twice may part after a few tokens (measured:
+the same greedy request alternated between two answers from one call to the next, with one thread or two; where
+llama.cpp lays out a batch's cells changes the order of its sums). Use the torch engine where answers must repeat.
 
 Rows are chosen as the torch engine chooses them (greedy, or one uniform draw per step from the row's own seeded
 generator, inverse CDF in float64, top-p), with logprobs on request; unlike the torch engine's, a row's logits
