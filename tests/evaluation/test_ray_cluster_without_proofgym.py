@@ -21,6 +21,7 @@ import pytest
 from proofgym.traces import TraceStore
 
 from _ray_cluster import python_without_proofgym, ray_cluster  # noqa: F401  (the session fixture)
+from training.rl._run import tiny_toml
 
 from ._support import write_eval_toml
 
@@ -113,53 +114,14 @@ def test_an_eval_ships_proofgym_to_a_bare_node_and_survives_losing_it(tmp_path, 
     assert node_id in {s.metadata["ray_node"] for s in sessions}  # the bare node rolled out before it died
 
 
-RL_TOML = """\
-kind = "rl"
-[services]
-task_url = "local:fact_finding"
-[model]
-base = "proofgym:tiny"
-trainer_mode = "full"
-[rollout]
-env_name = "fact_finding"
-max_turns = 3
-max_concurrent_rollouts = 4
-[rollout.policy_config]
-temperature = 1.0
-max_tokens = 6
-[evaluation]
-instances = 2
-every_n_iters = 100
-seeds = [0, 1]
-[training]
-iterations_per_epoch = 2
-batch_size = 4
-group_size = 2
-learning_rate = 3e-4
-warmup_steps = 2
-checkpoint_every = 1
-[rubric]
-enabled = true
-set = "fact_finding"
-[rubric.weights]
-env = 0.0
-event = 0.2
-outcome = 1.0
-[compute]
-ray_address = "{address}"
-workers = 3
-[compute.runtime_env]
-working_dir = "."
-py_modules = ["proofgym"]
-"""
-
-
 def test_two_rl_iterations_ship_proofgym_to_a_bare_node_and_survive_losing_it(tmp_path, ray_cluster,  # noqa: F811
                                                                                bare_node):
     pytest.importorskip("torch", reason="the RL trainer needs torch (pip install -e '.[train]')")
     node, node_id = bare_node
     config = tmp_path / "rl.toml"
-    config.write_text(RL_TOML.format(address=ray_cluster.address))
+    config.write_text(tiny_toml(rollout={"max_concurrent_rollouts": 4}, training={"batch_size": 4},
+                                compute={"ray_address": ray_cluster.address, "workers": 3,
+                                         "runtime_env": {"working_dir": ".", "py_modules": ["proofgym"]}}))
     output_dir = tmp_path / "run"
     command = start(["train", "--config", str(config), "--output-dir", str(output_dir)])
     kill_once_it_served(node, node_id, output_dir / "traces.db", command)
