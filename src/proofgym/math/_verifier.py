@@ -144,8 +144,8 @@ def _math_verify() -> Any:
         import math_verify
         import math_verify.grader
         import math_verify.parser
-    except ImportError as exc:
-        raise ImportError(f"the math verifier needs Math-Verify: {MATH_INSTALL_HINT}") from exc
+    except ImportError as exc:  # what failed to import, too: a module on sys.path may stand in for the package
+        raise ImportError(f"the math verifier needs Math-Verify: {MATH_INSTALL_HINT} ({exc})") from exc
     # Its one-time warning that timeouts are off asks the caller to bring a timeout: the executor is that timeout.
     math_verify.grader.TIMEOUT_WARNING_SHOWN = math_verify.parser.TIMEOUT_WARNING_SHOWN = True
     return math_verify
