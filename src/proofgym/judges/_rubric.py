@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
-from typing import Any, Callable, Literal, Mapping
+from typing import Any, Callable, Literal, Mapping, Self
 
 from pydantic import (
     BaseModel,
@@ -30,7 +30,7 @@ from pydantic import (
     Field,
     PrivateAttr,
     ValidationError,
-    ValidatorFunctionWrapHandler,
+    ModelWrapValidatorHandler,
     field_validator,
     model_validator,
 )
@@ -140,12 +140,12 @@ class Criterion(_Strict):
 
     @model_validator(mode="wrap")
     @classmethod
-    def _function_object(cls, data: Any, handler: ValidatorFunctionWrapHandler) -> Criterion:
+    def _function_object(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
         """``function`` given as a function: validated under its name, the function kept beside it."""
         function = data.get("function") if isinstance(data, Mapping) else None
         if function is None or isinstance(function, str) or not callable(function):
-            return handler(data)  # type: ignore[no-any-return]
-        criterion: Criterion = handler({**data, "function": criterion_name(function)})
+            return handler(data)
+        criterion = handler({**data, "function": criterion_name(function)})
         criterion._callable = function
         return criterion
 
