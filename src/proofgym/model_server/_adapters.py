@@ -35,7 +35,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Callable, TYPE_CHECKING, Any
 
 from fastapi import FastAPI
 from fastapi.responses import Response
@@ -305,18 +305,18 @@ def add_adapter_routes(app: FastAPI, adapters: AdapterSet) -> None:
     async def _gone(request: Any, exc: AdapterGone) -> SafeJSONResponse:
         return AdapterError(404, "NotFoundError", str(exc), "model").response()
 
-    @app.post("/v1/load_lora_adapter")
-    async def load_lora_adapter(body: LoadLoRAAdapterRequest) -> Response:
+    async def answer(change: Callable[[Any], str], body: Any) -> Response:
+        """vLLM's answers: the plain-text success line, or its error body."""
         try:
-            message = await asyncio.to_thread(adapters.load, body)
+            message = await asyncio.to_thread(change, body)
         except AdapterError as exc:
             return exc.response()
         return Response(message, status_code=200, media_type="text/plain")
 
+    @app.post("/v1/load_lora_adapter")
+    async def load_lora_adapter(body: LoadLoRAAdapterRequest) -> Response:
+        return await answer(adapters.load, body)
+
     @app.post("/v1/unload_lora_adapter")
     async def unload_lora_adapter(body: UnloadLoRAAdapterRequest) -> Response:
-        try:
-            message = await asyncio.to_thread(adapters.unload, body)
-        except AdapterError as exc:
-            return exc.response()
-        return Response(message, status_code=200, media_type="text/plain")
+        return await answer(adapters.unload, body)
