@@ -11,6 +11,10 @@ A block that includes a file (``--8<-- "examples/x.py"`` or a section of one, ``
 pymdownx.snippets) is not run twice: the file must exist (and the section be marked in it), and be one of the
 examples tests/examples runs as a whole.
 
+A block that is the README's two commands (``make demo``, ``make test``: set-up and the demo, and the suite, which
+cannot run inside itself) is checked, not run: it must equal the README's first block word for word, the Makefile
+must have both targets, and ``.ci/run`` must call ``make test``.
+
 A block that cannot run here (it trains for minutes, needs a GPU or a server started elsewhere) says so on the
 line before its fence: ``<!-- docs-test: skip: <the reason> -->``; the reason is required, and the skipped
 blocks are reported by name, not hidden.
@@ -79,6 +83,10 @@ def _environment() -> dict[str, str]:
 def test_the_block_runs_or_parses(block, tmp_path):
     if block.skip:
         pytest.skip(f"{block.name}: {block.skip}")
+    if re.search(r"^\s*make (demo|test)\b", block.body, re.M):
+        assert block.body.strip() == _two_commands(), f"{block.name}: differs from the README's two commands"
+        _check_two_commands()
+        return
     included = [SNIPPET.match(row.strip()) for row in block.body.strip().splitlines()]
     if included and all(included):
         _check_included(block, [match for match in included if match])
@@ -96,6 +104,23 @@ def test_the_block_runs_or_parses(block, tmp_path):
         assert done.returncode == 0, f"{block.name} exited {done.returncode}:\n{output}"
     else:
         _check_data(block, tmp_path)
+
+
+def _two_commands() -> str:
+    """The README's first fenced block: the two commands."""
+    first = FENCE.search((ROOT / "README.md").read_text(encoding="utf-8"))
+    assert first, "README.md has no fenced block"
+    return first["body"].strip()
+
+
+def _check_two_commands() -> None:
+    commands = [row.split("#", 1)[0].split() for row in _two_commands().splitlines()]
+    assert commands == [["make", "demo"], ["make", "test"]], f"README's first block is not the two commands: {commands}"
+    makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
+    for target in ("demo", "test"):
+        assert re.search(rf"^{target}:", makefile, re.M), f"Makefile has no target {target}"
+    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+    assert re.search(r"^\s*make test\b", ci, re.M), ".ci/run does not call make test"
 
 
 def _check_included(block: Block, includes: list[re.Match[str]]) -> None:
