@@ -2,16 +2,38 @@
 # Bring your own rulebook, from a CSV and plain-English rules to a trained model: the commands of the guide
 # (docs/guides/byod.md includes each section below), run in order in one shell.
 #
-#   bash examples/byod/walkthrough.sh        (from the repository root, after `make setup`; about 20 CPU-seconds)
+#   bash examples/byod/walkthrough.sh        (from any folder, after `make setup`; about 20 CPU-seconds)
+#   bash examples/byod/walkthrough.sh --full (then also the full training run to the goal: minutes of CPU)
+#
+# With MODEL_URL (and MODEL) set to an OpenAI-compatible server, it also drafts a rulebook from rules.txt with that
+# model (the guide's "Drafting it from plain English"); the rest uses the reviewed rules.yaml either way.
 set -euo pipefail
+FULL=0
+for argument in "$@"; do
+    case $argument in
+        --full) FULL=1 ;;
+        *) echo "error: walkthrough.sh: unknown argument '$argument'; expected --full or nothing" >&2; exit 2 ;;
+    esac
+done
 export PATH="${BIN:-$PWD/.venv/bin}:$PATH"
 
 # --8<-- [start:data]
-REPO=$PWD                  # the proofgym checkout
+# the proofgym checkout (make setup installs it editable, so the package is REPO/src/proofgym)
+REPO=$(python -c 'import pathlib, proofgym; print(pathlib.Path(proofgym.__file__).parents[2])')
 cd "$(mktemp -d)"          # a scratch folder for your domain
 python "$REPO/examples/byod/make_data.py" --out records.csv
 head -3 records.csv
 # --8<-- [end:data]
+
+if [ -n "${MODEL_URL:-}" ]; then
+    # --8<-- [start:draft]
+    MODEL_URL=${MODEL_URL:-http://127.0.0.1:8000/v1}    # any OpenAI-compatible server
+    MODEL=${MODEL:-Qwen/Qwen2.5-7B-Instruct}            # the model's name there
+    proofgym rules draft --describe "$REPO/examples/byod/rules.txt" --data records.csv \
+        --model-url "$MODEL_URL" --model "$MODEL" --out rules.draft.yaml
+    proofgym rules validate rules.draft.yaml
+    # --8<-- [end:draft]
+fi
 
 # --8<-- [start:init]
 proofgym domain init housing --data records.csv \
@@ -56,3 +78,9 @@ PY
 # --8<-- [start:train]
 proofgym demo --domain housing --quick --out runs/housing-quick
 # --8<-- [end:train]
+
+if [ "$FULL" = 1 ]; then
+    # --8<-- [start:full]
+    proofgym demo --domain housing --seed 0 --out runs/housing
+    # --8<-- [end:full]
+fi

