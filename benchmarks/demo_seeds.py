@@ -44,22 +44,30 @@ def parse_seeds(text: str) -> list[int]:
     return seeds
 
 
-def run_one(src: Path, seed: int, isa: str, out: Path) -> dict[str, object]:
-    """One demo run in a child process: its summary and its CPU-s, wall and peak RSS."""
+def run_cli(src: Path, argv: list[str], *, isa: str = "native") -> dict[str, float]:
+    """``proofgym <argv>`` in a child process on the tree ``src``: its CPU-s (user + system, the child's own and its
+    children's), wall and peak RSS. Exits with the child's error output when it fails."""
     env = dict(os.environ, PYTHONPATH=str(src), OMP_WAIT_POLICY="PASSIVE")
     if isa == "avx2":
         env.update(AVX2)
     code = ("import sys, resource, time, json; t = time.perf_counter(); from proofgym.cli import main\n"
-            "sys.argv[0] = 'proofgym'\ntry:\n    main()\nexcept SystemExit:\n    pass\n"
-            "u = resource.getrusage(resource.RUSAGE_SELF)\n"
-            "print('CPU_JSON', json.dumps({'cpu_s': u.ru_utime + u.ru_stime, 'wall_s': time.perf_counter() - t,"
-            " 'rss_mb': u.ru_maxrss / 1024}))")
-    args = [sys.executable, "-c", code, "demo", "--seed", str(seed), "--out", str(out)]
-    done = subprocess.run(args, env=env, capture_output=True, text=True)
+            "sys.argv[0] = 'proofgym'\ntry:\n    main()\nexcept SystemExit as e:\n    code = e.code\n"
+            "else:\n    code = 0\n"
+            "u, c = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)\n"
+            "print('CPU_JSON', json.dumps({'cpu_s': u.ru_utime + u.ru_stime + c.ru_utime + c.ru_stime,"
+            " 'wall_s': time.perf_counter() - t, 'rss_mb': u.ru_maxrss / 1024, 'status': code}))")
+    done = subprocess.run([sys.executable, "-c", code, *argv], env=env, capture_output=True, text=True)
     figures = next((json.loads(line.split(" ", 1)[1]) for line in done.stdout.splitlines()
                     if line.startswith("CPU_JSON ")), None)
-    if done.returncode != 0 or figures is None:
-        raise SystemExit(f"demo --seed {seed} ({isa}) failed with status {done.returncode}:\n{done.stderr[-2000:]}")
+    if done.returncode != 0 or figures is None or figures.pop("status") not in (0, None):
+        raise SystemExit(f"proofgym {' '.join(argv)} ({isa}) failed with status {done.returncode}:\n"
+                         f"{done.stdout[-1500:]}\n{done.stderr[-2000:]}")
+    return figures
+
+
+def run_one(src: Path, seed: int, isa: str, out: Path) -> dict[str, object]:
+    """One demo run in a child process: its summary and its CPU-s, wall and peak RSS."""
+    figures = run_cli(src, ["demo", "--seed", str(seed), "--out", str(out)], isa=isa)
     summary = json.loads((out / "summary.json").read_text())
     trained = summary["heldout"]["trained"]["per_branch"]
     worst = min(correct / total for correct, total in trained.values() if total)

@@ -198,9 +198,10 @@ def measurements(results: Path | None = None) -> str:
         out += ["No results file yet.", ""]
     for name, path in recorded.items():
         out += [path.read_text(encoding="utf-8").rstrip(), ""]
-        if name in scripts:
-            out += [f"What it measures: {_markdown(scripts[name])}", ""]
-    missing = [name for name in scripts if name not in recorded]
+        script = name.split("-", 1)[0]  # a script with variants records <script>-<variant>.md for each
+        if script in scripts:
+            out += [f"What it measures: {_markdown(scripts[script])}", ""]
+    missing = [name for name in scripts if not any(key.split("-", 1)[0] == name for key in recorded)]
     if missing:
         out += ["## Not recorded yet", "",
                 "These scripts have written no results file in this tree yet (each takes long, or needs what this "
