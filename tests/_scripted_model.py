@@ -6,45 +6,61 @@ validates and has a rule that never fires on the loan records)."""
 from __future__ import annotations
 
 import threading
-from typing import Any
+from typing import Any, Self
 
 from _threaded_server import ThreadedServer
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
 
 
-class ScriptedModel:
-    """``answers``: the message texts to send, in order. ``requests``: the bodies received. ``url``: the server's
-    base URL (``.../v1``) while it runs (``with ScriptedModel([...]) as model:``)."""
+class ScriptedChatServer:
+    """A real OpenAI-compatible chat server on loopback: ``POST /v1/chat/completions`` records each request body
+    (``requests``) and answers with :meth:`reply` of it and its number (1, 2, ...). ``url``: the base URL
+    (``.../v1``) while it runs (``with Server(...) as model:``). Subclasses script the answers."""
 
-    def __init__(self, answers: list[str]) -> None:
-        self.answers = list(answers)
+    what = "a scripted model server"
+
+    def __init__(self) -> None:
         self.requests: list[dict[str, Any]] = []
         self._lock = threading.Lock()
         app = FastAPI()
 
         @app.post("/v1/chat/completions")
-        async def complete(request: Request) -> JSONResponse:
+        async def complete(request: Request) -> Any:
             body = await request.json()
             with self._lock:
                 self.requests.append(body)
-                text = self.answers[min(len(self.requests), len(self.answers)) - 1]
-            return JSONResponse({
-                "id": f"scripted-{len(self.requests)}", "object": "chat.completion", "model": body.get("model"),
-                "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": text}}],
-                "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
-            })
+                number = len(self.requests)
+            return self.reply(body, number)
 
-        self._server = ThreadedServer(app, what="a scripted model server", lifespan="off",
-                                      timeout_graceful_shutdown=1)
+        self._server = ThreadedServer(app, what=self.what, lifespan="off", timeout_graceful_shutdown=1)
         self.url = f"{self._server.url}/v1"
 
-    def __enter__(self) -> ScriptedModel:
+    def reply(self, body: dict[str, Any], number: int) -> Any:
+        raise NotImplementedError
+
+    def __enter__(self) -> Self:
         self._server.start()
         return self
 
     def __exit__(self, *exc: object) -> None:
         self._server.stop()
+
+
+class ScriptedModel(ScriptedChatServer):
+    """``answers``: the message texts to send, in order (the last one again once the script runs out)."""
+
+    def __init__(self, answers: list[str]) -> None:
+        self.answers = list(answers)
+        super().__init__()
+
+    def reply(self, body: dict[str, Any], number: int) -> JSONResponse:
+        text = self.answers[min(number, len(self.answers)) - 1]
+        return JSONResponse({
+            "id": f"scripted-{number}", "object": "chat.completion", "model": body.get("model"),
+            "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": text}}],
+            "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
+        })
 
 
 POLICY = """Deny anyone whose credit score is below 580. Refer applicants with fewer than 24 months of credit

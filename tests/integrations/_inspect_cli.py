@@ -7,14 +7,12 @@ import json
 import os
 import subprocess
 import sys
-import threading
 from pathlib import Path
 from typing import Any
 
-from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
 
-from _threaded_server import ThreadedServer
+from _scripted_model import ScriptedChatServer
 
 BIN = Path(sys.executable).parent
 
@@ -71,39 +69,22 @@ max_tokens = {max_tokens}
     return result
 
 
-class ToolCallingModel:
+class ToolCallingModel(ScriptedChatServer):
     """A scripted OpenAI-compatible server whose answers are native tool calls: each scripted action
     ``{"tool": name, "args": {...}}`` comes back as one ``tool_calls`` entry (ids ``call_1``, ``call_2``... in request
     order), the last again once the script runs out. ``requests``: the bodies received; ``url``: ``.../v1``."""
 
+    what = "a scripted tool-calling model server"
+
     def __init__(self, actions: list[dict[str, Any]]) -> None:
         self.actions = list(actions)
-        self.requests: list[dict[str, Any]] = []
-        lock = threading.Lock()
-        app = FastAPI()
+        super().__init__()
 
-        @app.post("/v1/chat/completions")
-        async def complete(request: Request) -> JSONResponse:
-            body = await request.json()
-            with lock:
-                self.requests.append(body)
-                index = len(self.requests)
-            action = self.actions[min(index, len(self.actions)) - 1]
-            call = {"id": f"call_{index}", "type": "function",
-                    "function": {"name": action["tool"], "arguments": json.dumps(action["args"])}}
-            return JSONResponse({"id": f"tools-{index}", "object": "chat.completion", "model": body.get("model"),
-                                 "choices": [{"index": 0, "finish_reason": "tool_calls",
-                                              "message": {"role": "assistant", "content": None,
-                                                          "tool_calls": [call]}}],
-                                 "usage": {"prompt_tokens": 3, "completion_tokens": 2, "total_tokens": 5}})
-
-        self._server = ThreadedServer(app, what="a scripted tool-calling model server", lifespan="off",
-                                      timeout_graceful_shutdown=1)
-        self.url = f"{self._server.url}/v1"
-
-    def __enter__(self) -> ToolCallingModel:
-        self._server.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._server.stop()
+    def reply(self, body: dict[str, Any], number: int) -> JSONResponse:
+        action = self.actions[min(number, len(self.actions)) - 1]
+        call = {"id": f"call_{number}", "type": "function",
+                "function": {"name": action["tool"], "arguments": json.dumps(action["args"])}}
+        return JSONResponse({"id": f"tools-{number}", "object": "chat.completion", "model": body.get("model"),
+                             "choices": [{"index": 0, "finish_reason": "tool_calls",
+                                          "message": {"role": "assistant", "content": None, "tool_calls": [call]}}],
+                             "usage": {"prompt_tokens": 3, "completion_tokens": 2, "total_tokens": 5}})

@@ -9,17 +9,15 @@ import os
 import shutil
 import subprocess
 import sys
-import threading
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import pytest
-from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, StreamingResponse
 
-from _threaded_server import ThreadedServer
+from _scripted_model import ScriptedChatServer
 
 BIN = Path(sys.executable).parent
 KEY_VAR = "PROOFGYM_VF_TEST_KEY"  # vf-eval reads the key from the variable it is named by (a dummy one here)
@@ -80,38 +78,23 @@ def model_turns(trace: Mapping[str, Any]) -> list[Any]:
     return turns
 
 
-class ScriptedStreamingModel:
+class ScriptedStreamingModel(ScriptedChatServer):
     """A chat completions server that streams (SSE, with usage, as vf-eval's harness asks) a scripted reply per
     turn. ``script`` maps a task's user prompt to its replies, turn by turn (a text, or a ``{"tool", "args"}`` call;
     the last one again past the end); ``requests`` are the bodies received."""
 
+    what = "a scripted streaming model"
+
     def __init__(self, script: Mapping[str, Sequence[Any]]) -> None:
         self.script = {prompt: list(replies) for prompt, replies in script.items()}
-        self.requests: list[dict[str, Any]] = []
-        self._lock = threading.Lock()
-        app = FastAPI()
+        super().__init__()
 
-        @app.post("/v1/chat/completions")
-        async def complete(request: Request) -> Any:
-            body = await request.json()
-            with self._lock:
-                self.requests.append(body)
-            messages = body.get("messages") or []
-            prompt = next(_text(m.get("content")) for m in messages if m.get("role") == "user")
-            replies = self.script.get(prompt, ["I do not know."])
-            turn = sum(1 for m in messages if m.get("role") == "assistant")
-            return _respond(body, replies[min(turn, len(replies) - 1)])
-
-        self._server = ThreadedServer(app, what="a scripted streaming model", lifespan="off",
-                                      timeout_graceful_shutdown=1)
-        self.url = f"{self._server.url}/v1"
-
-    def __enter__(self) -> ScriptedStreamingModel:
-        self._server.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._server.stop()
+    def reply(self, body: dict[str, Any], number: int) -> Any:
+        messages = body.get("messages") or []
+        prompt = next(_text(m.get("content")) for m in messages if m.get("role") == "user")
+        replies = self.script.get(prompt, ["I do not know."])
+        turn = sum(1 for m in messages if m.get("role") == "assistant")
+        return _respond(body, replies[min(turn, len(replies) - 1)])
 
 
 def _text(content: Any) -> str:
