@@ -43,6 +43,7 @@ from _threaded_server import ThreadedServer  # noqa: E402  (the test suite's uvi
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _machine import processor  # noqa: E402  (benchmarks/_machine.py)
+from _requests import send_all  # noqa: E402
 
 QUESTIONS = [
     "Is the sky blue on a clear day?",
@@ -90,15 +91,7 @@ def serve_run(http: Any, bodies: list[dict[str, Any]], concurrent: bool) -> list
         response.raise_for_status()
         answers[i] = response.json()["choices"][0]["token_ids"]
 
-    if concurrent:
-        threads = [threading.Thread(target=send, args=(i,)) for i in range(len(bodies))]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join()
-    else:
-        for i in range(len(bodies)):
-            send(i)
+    send_all(len(bodies), send, concurrent=concurrent)
     return answers
 
 

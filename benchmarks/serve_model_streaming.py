@@ -29,7 +29,6 @@ import json
 import os
 import statistics
 import sys
-import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -40,6 +39,7 @@ from _threaded_server import ThreadedServer  # noqa: E402  (the test suite's uvi
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _machine import processor  # noqa: E402  (benchmarks/_machine.py)
+from _requests import send_all  # noqa: E402
 from serve_model import QUESTIONS  # noqa: E402  (the prompts of benchmarks/serve_model.py)
 
 #: One request's answer: (text, token ids, seconds to the whole answer or to the first streamed content).
@@ -82,15 +82,7 @@ def run_row(http: Any, bodies: list[dict[str, Any]], stream: bool, concurrent: b
         answers[i] = ask(http, bodies[i])
 
     wall, cpu = time.perf_counter(), time.process_time()
-    if concurrent:
-        threads = [threading.Thread(target=send, args=(i,)) for i in range(len(bodies))]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join()
-    else:
-        for i in range(len(bodies)):
-            send(i)
+    send_all(len(bodies), send, concurrent=concurrent)
     return time.perf_counter() - wall, time.process_time() - cpu, answers
 
 
