@@ -9,7 +9,7 @@ A script runs its ``main`` through :func:`record`::
 Everything the script prints still goes to the terminal; when ``main`` returns (or exits with status 0), the file
 is written with the date, the command, the machine (processor model, cores, load average at the start and the
 end), the run's wall and CPU seconds (this process and the children it waited for) and what it printed: the
-figures, as the script printed them, never retyped. A failed run writes nothing. ``PROOFGYM_BENCH_RESULTS=DIR``
+figures, as the script printed them, never retyped. A failed run writes nothing, nor does ``--help``. ``PROOFGYM_BENCH_RESULTS=DIR``
 writes into another folder; ``PROOFGYM_BENCH_RESULTS=off`` writes nothing.
 """
 
@@ -113,7 +113,8 @@ def render(name: str, command: str, printed: str, *, started: datetime.datetime,
 def record(name: str, main: Callable[[], object]) -> None:
     """Run ``main``, echoing what it prints, then write ``<results>/<name>.md`` (see the module's docstring)."""
     target = results_dir()
-    if target is None or os.environ.get("PROOFGYM_BENCH_RECORDING"):  # off, or a child process of a recorded run
+    asked_help = any(arg in ("-h", "--help") for arg in sys.argv[1:])
+    if target is None or asked_help or os.environ.get("PROOFGYM_BENCH_RECORDING"):  # off, help, or a child process
         main()
         return
     os.environ["PROOFGYM_BENCH_RECORDING"] = name

@@ -19,6 +19,9 @@ sys.path.insert(0, {benchmarks!r})
 from _record import record
 
 def main():
+    if "--help" in sys.argv:  # as argparse does
+        print("usage: tiny_bench.py [--n N]")
+        raise SystemExit(0)
     print("rate  1,234 /s")
     if "--child" not in sys.argv:  # a child process of a recorded run must not record over it
         subprocess.run([sys.executable, __file__, "--child"], check=True)
@@ -59,6 +62,12 @@ def test_a_run_writes_its_figures_machine_date_and_command(tmp_path):
 def test_a_failed_run_writes_nothing(tmp_path):
     done = _run(tmp_path, "--fail")
     assert done.returncode != 0
+    assert not (tmp_path / "results" / "tiny_bench.md").exists()
+
+
+def test_asking_for_help_writes_nothing(tmp_path):
+    done = _run(tmp_path, "--help")  # argparse exits 0 after printing its help: not a measurement
+    assert done.returncode == 0, done.stderr
     assert not (tmp_path / "results" / "tiny_bench.md").exists()
 
 
