@@ -1,9 +1,11 @@
 """The torch backends the serve-model tests share: the tiny offline model, and the tiny model with a 1024-token
-context (room for tool descriptions). Module-scoped: each test module builds its own."""
+context (room for tool descriptions); and a TestClient of the tiny model's app behind an API key (``KEY``) with a
+``LIMIT`` on max_tokens. Module-scoped: each test module builds its own."""
 
 from __future__ import annotations
 
 import pytest
+from model_server._support import KEY, LIMIT
 
 
 @pytest.fixture(scope="module")
@@ -31,3 +33,14 @@ def wide_backend():
     backend = GenerationBackend(LoadedModel(model.eval(), tokenizer, "tiny-wide", 1024), batch_window_ms=0)
     yield backend
     backend.close()
+
+
+@pytest.fixture(scope="module")
+def client(backend):
+    from fastapi.testclient import TestClient
+
+    from proofgym.model_server import create_model_app
+
+    app = create_model_app(backend, api_key=KEY, max_tokens_limit=LIMIT, max_body_bytes=64 << 10)
+    with TestClient(app, headers={"Authorization": f"Bearer {KEY}"}) as client:
+        yield client

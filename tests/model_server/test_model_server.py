@@ -25,20 +25,11 @@ from proofgym.model_server import serve_model  # noqa: E402
 from proofgym.model_server._backend import ModelLoadError, SamplingParams, row_seed  # noqa: E402
 from proofgym.model_server._server import _tool_call  # noqa: E402
 
-from ._support import PROMPT, TOOLS  # noqa: E402
+from ._support import KEY, LIMIT, PROMPT, TOOLS  # noqa: E402
 
-KEY = "model-key"
-LIMIT = 48
 SCHEMA = {"type": "object", "properties": {"answer": {"type": "string", "enum": ["yes", "no"]},
                                            "sure": {"type": "boolean"}},
           "required": ["answer", "sure"], "additionalProperties": False}
-
-
-@pytest.fixture(scope="module")
-def client(backend):
-    app = create_model_app(backend, api_key=KEY, max_tokens_limit=LIMIT, max_body_bytes=64 << 10)
-    with TestClient(app, headers={"Authorization": f"Bearer {KEY}"}) as client:
-        yield client
 
 
 @pytest.fixture(scope="module")

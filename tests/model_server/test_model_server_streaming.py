@@ -23,17 +23,8 @@ from _sse import assembled, events, stream_raw  # noqa: E402
 from _threaded_server import ThreadedServer  # noqa: E402
 from proofgym.model_server import GenerationBackend, LoadedModel, create_model_app  # noqa: E402
 
-from ._support import PROMPT, TOOLS  # noqa: E402
+from ._support import KEY, LIMIT, PROMPT, TOOLS  # noqa: E402
 
-KEY = "stream-key"
-LIMIT = 48
-
-
-@pytest.fixture(scope="module")
-def client(backend):
-    app = create_model_app(backend, api_key=KEY, max_tokens_limit=LIMIT, max_body_bytes=64 << 10)
-    with TestClient(app, headers={"Authorization": f"Bearer {KEY}"}) as client:
-        yield client
 
 
 @pytest.fixture(scope="module")
