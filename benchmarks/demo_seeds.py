@@ -15,6 +15,7 @@ worst branch at the end, CPU-s, wall, peak RSS; then per configuration the media
 passed within ``--budget`` CPU-s (default 200).
 
     python benchmarks/demo_seeds.py [--seeds 0-4,7,8] [--isa native|avx2|both] [--baseline-src DIR] [--jobs 1]
+    python benchmarks/demo_seeds.py --domain housing --seeds 0 --isa native   (a domain folder's demo)
 """
 
 from __future__ import annotations
@@ -65,9 +66,11 @@ def run_cli(src: Path, argv: list[str], *, isa: str = "native") -> dict[str, flo
     return figures
 
 
-def run_one(src: Path, seed: int, isa: str, out: Path) -> dict[str, object]:
-    """One demo run in a child process: its summary and its CPU-s, wall and peak RSS."""
-    figures = run_cli(src, ["demo", "--seed", str(seed), "--out", str(out)], isa=isa)
+def run_one(src: Path, seed: int, isa: str, out: Path, domain: Path | None = None) -> dict[str, object]:
+    """One demo run in a child process (on ``domain``, a domain folder, if given): its summary and its CPU-s, wall
+    and peak RSS."""
+    figures = run_cli(src, ["demo", "--seed", str(seed), "--out", str(out),
+                            *(["--domain", str(domain)] if domain else [])], isa=isa)
     summary = json.loads((out / "summary.json").read_text())
     trained = summary["heldout"]["trained"]["per_branch"]
     worst = min(correct / total for correct, total in trained.values() if total)
@@ -75,23 +78,32 @@ def run_one(src: Path, seed: int, isa: str, out: Path) -> dict[str, object]:
             "held_from": summary.get("goal_held_from"), "worst": worst, **figures}
 
 
-def main() -> None:
+def parse() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--seeds", default="0-4,7,8")
     parser.add_argument("--isa", choices=("native", "avx2", "both"), default="both")
     parser.add_argument("--baseline-src", type=Path, default=None)
     parser.add_argument("--jobs", type=int, default=1)
     parser.add_argument("--budget", type=float, default=200.0)
+    parser.add_argument("--domain", type=Path, default=None,
+                        help="a domain folder (proofgym domain init): its demo instead of the grant rules")
     args = parser.parse_args()
+    if args.domain is not None and not (args.domain / "rulebook.yaml").is_file():
+        parser.error(f"--domain {args.domain}: expected a domain folder with a rulebook.yaml (proofgym domain init)")
+    return args
+
+
+def main(args: argparse.Namespace) -> None:
     seeds = parse_seeds(args.seeds)
     isas = ["native", "avx2"] if args.isa == "both" else [args.isa]
     trees = [("this tree", HERE / "src")] + ([("baseline", args.baseline_src.resolve())] if args.baseline_src else [])
     jobs = [(name, src, seed, isa) for seed in seeds for isa in isas for name, src in trees]
-    print(f"processor: {processor()}, {os.cpu_count()} CPUs; {len(jobs)} demo runs, {args.jobs} at a time; "
+    print(f"processor: {processor()}, {os.cpu_count()} CPUs; {len(jobs)} demo runs"
+          f"{f' on the domain folder {args.domain.name}' if args.domain else ''}, {args.jobs} at a time; "
           f"load average before: {os.getloadavg()[0]:.1f}")
     with tempfile.TemporaryDirectory() as tmp, ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
-        futures = [(job, pool.submit(run_one, job[1], job[2], job[3], Path(tmp) / f"{i}")) for i, job in
-                   enumerate(jobs)]
+        futures = [(job, pool.submit(run_one, job[1], job[2], job[3], Path(tmp) / f"{i}", args.domain))
+                   for i, job in enumerate(jobs)]
         results: dict[tuple[str, str], list[dict[str, object]]] = {}
         for (name, _, seed, isa), future in futures:
             r = future.result()
@@ -116,4 +128,8 @@ def main() -> None:
 if __name__ == "__main__":
     from _record import record
 
-    record("demo_seeds", main)
+    arguments = parse()
+    if arguments.domain is None:
+        record("demo_seeds", lambda: main(arguments))
+    else:  # a results file of its own per domain
+        record(f"demo_seeds-{arguments.domain.resolve().name}", lambda: main(arguments))
