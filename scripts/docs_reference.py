@@ -186,21 +186,51 @@ def benchmark_scripts() -> dict[str, str]:
     return scripts
 
 
-def measurements(results: Path | None = None) -> str:
+RESULTS_MARKER = re.compile(r"^<!-- results: (?P<names>[\w\- ]+) -->$", re.M)
+
+
+def _recorded(results: Path) -> dict[str, Path]:
+    return {path.stem: path for path in sorted(results.glob("*.md"))} if results.is_dir() else {}
+
+
+def _result_section(name: str, path: Path | None, scripts: dict[str, str]) -> list[str]:
+    """One results file as written, with what its script measures; or, not recorded yet, the command that would."""
+    script = name.split("-", 1)[0]  # a script with variants records <script>-<variant>.md for each
+    about = [f"What it measures: {_markdown(scripts[script])}", ""] if script in scripts else []
+    if path is None:
+        return [f"### `{name}`", "", f"*Not recorded yet in this tree: `python benchmarks/{script}.py` writes it.*",
+                "", *about]
+    return [path.read_text(encoding="utf-8").rstrip(), "", *about]
+
+
+def placed_results(markdown: str) -> set[str]:
+    """The results names a page places itself (``<!-- results: demo_seeds train_seeds-trl -->``)."""
+    return {name for match in RESULTS_MARKER.finditer(markdown) for name in match["names"].split()}
+
+
+def results_sections(markdown: str, results: Path | None = None) -> str:
+    """``markdown`` with each ``<!-- results: NAME ... -->`` line replaced by those results files."""
+    recorded = _recorded(results or BENCHMARKS / "results")
+    scripts = benchmark_scripts()
+    return RESULTS_MARKER.sub(lambda match: "\n".join(
+        line for name in match["names"].split() for line in _result_section(name, recorded.get(name), scripts)),
+        markdown)
+
+
+def measurements(results: Path | None = None, placed: frozenset[str] | set[str] = frozenset()) -> str:
     """Markdown: each results file the benchmark scripts wrote (``benchmarks/results/<name>.md``, written by
-    ``benchmarks/_record.py``: command, date, machine, load, wall and CPU seconds, what the script printed), then
-    the scripts with no results file yet, each with what it measures and the command that writes one."""
+    ``benchmarks/_record.py``: command, date, machine, load, wall and CPU seconds, what the script printed) that the
+    page has not ``placed`` under a topic of its own, then the scripts with no results file yet, each with what it
+    measures and the command that writes one."""
     results = results or BENCHMARKS / "results"
     scripts = benchmark_scripts()
-    recorded = {path.stem: path for path in sorted(results.glob("*.md"))} if results.is_dir() else {}
-    out = ["## Recorded by the scripts", ""]
-    if not recorded:
-        out += ["No results file yet.", ""]
-    for name, path in recorded.items():
-        out += [path.read_text(encoding="utf-8").rstrip(), ""]
-        script = name.split("-", 1)[0]  # a script with variants records <script>-<variant>.md for each
-        if script in scripts:
-            out += [f"What it measures: {_markdown(scripts[script])}", ""]
+    recorded = _recorded(results)
+    out = ["## Other results recorded by the scripts", ""]
+    rest = {name: path for name, path in recorded.items() if name not in placed}
+    if not rest:
+        out += ["None.", ""]
+    for name, path in rest.items():
+        out += _result_section(name, path, scripts)
     missing = [name for name in scripts if not any(key.split("-", 1)[0] == name for key in recorded)]
     if missing:
         out += ["## Not recorded yet", "",
@@ -214,8 +244,11 @@ def measurements(results: Path | None = None) -> str:
 
 
 def on_page_markdown(markdown: str, page: Any, config: Any, files: Any) -> str:  # mkdocs hook
+    placed = placed_results(markdown)
+    markdown = results_sections(markdown)
     for marker, function in MARKERS.items():
         if marker in markdown:
-            markdown = markdown.replace(marker, globals()[function]())
+            markdown = markdown.replace(marker, measurements(placed=placed) if function == "measurements"
+                                        else globals()[function]())
     return markdown
 

@@ -86,3 +86,25 @@ def test_every_benchmark_script_records_its_results():
         if not path.name.startswith("_"):
             text = path.read_text()
             assert f'record("{path.stem}", main)' in text or f'record(f"{path.stem}-' in text, path.name
+
+
+def test_a_page_places_results_under_its_own_topics_and_the_rest_come_after(tmp_path):
+    import docs_reference
+
+    assert _run(tmp_path).returncode == 0
+    page = "## Topic\n\n<!-- results: tiny_bench demo_seeds -->\n\n<!-- generated: measurements -->\n"
+    placed = docs_reference.placed_results(page)
+    assert placed == {"tiny_bench", "demo_seeds"}
+    topic = docs_reference.results_sections(page, tmp_path / "results")
+    assert "rate  1,234 /s" in topic.split("<!-- generated")[0]
+    assert "*Not recorded yet in this tree: `python benchmarks/demo_seeds.py` writes it.*" in topic
+    rest = docs_reference.measurements(tmp_path / "results", placed=placed)
+    assert "rate  1,234 /s" not in rest  # shown once, where the page placed it
+
+
+def test_every_result_the_measurements_page_places_is_a_benchmark_script_or_its_variant():
+    import docs_reference
+
+    scripts = docs_reference.benchmark_scripts()
+    placed = docs_reference.placed_results((ROOT / "docs" / "measurements.md").read_text(encoding="utf-8"))
+    assert placed and all(name.split("-", 1)[0] in scripts for name in placed), placed - set(scripts)
