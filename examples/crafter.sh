@@ -4,7 +4,8 @@
 # offline SmolLM2 model server, both started in the background, waited for and stopped on exit.
 #
 #   bash examples/crafter.sh                  (from any folder, after `make setup`; about an hour of CPU on 2 cores)
-#   bash examples/crafter.sh --episodes N     (each eval cut to its first N seeds: the test's size)
+#   bash examples/crafter.sh --episodes N     (each eval cut to its first N seeds, SmolLM2's answers given 300 s: the
+#                                             test's size)
 #
 # It runs in a scratch folder holding copies of the four eval files (cut to N seeds when asked), so the commands read
 # as they do from the repository root and the trace stores stay out of the checkout. The servers use the files'
@@ -27,7 +28,11 @@ if [ -n "$EPISODES" ]; then
     sed -i "s/^seeds = \"0-99\"$/seeds = \"0-$((EPISODES - 1))\"/; s/^seeds = \[0, 1, 2\]$/seeds = $seeds/" \
         "$WORK"/configs/eval/crafter_*.toml
     [ "$(grep -lxF -e "seeds = \"0-$((EPISODES - 1))\"" -e "seeds = $seeds" "$WORK"/configs/eval/crafter_*.toml | wc -l)" = 4 ]
-    echo "(each eval cut to its first $EPISODES seed(s))"
+    # and SmolLM2 given 300 s an answer instead of the policy's default 60 s: on a busy 2-core machine one answer of
+    # up to 512 tokens can take longer (measured: "no response within 60 s (after 4 attempts)" at load 12)
+    sed -i '/^\[evaluation.policy_config\]$/a timeout_s = 300.0' "$WORK"/configs/eval/crafter_eval_*.toml
+    [ "$(grep -lx "timeout_s = 300.0" "$WORK"/configs/eval/crafter_eval_*.toml | wc -l)" = 2 ]
+    echo "(each eval cut to its first $EPISODES seed(s); SmolLM2's answers may take 300 s)"
 fi
 cd "$WORK"
 for port in 8000 8001; do

@@ -17,7 +17,9 @@ ROOT = Path(__file__).resolve().parents[2]
 # Every example file the docs include is one of these (tests/docs/test_code_blocks.py checks it).
 EXAMPLES = ["examples/score_and_trl.py", "examples/eval_task_app.sh", "examples/judge_criterion.py",
             "examples/byod/walkthrough.sh", "examples/viewer.sh", "examples/train_grant_tiny.sh",
-            "examples/multi_step_rl.sh", "examples/crafter.sh", "examples/plugin/src/proofgym_parity/__init__.py",
+            "examples/multi_step_rl.sh", "examples/crafter.sh", "examples/ray/cluster.sh",
+            "examples/ray/grant_ray.toml", "examples/ray/rl_ray.toml",  # the two files cluster.sh runs
+            "examples/plugin/src/proofgym_parity/__init__.py",
             "examples/lora_adapters.sh", "examples/task_app_rollout.sh", "examples/math_task_app.sh",
             "examples/inspect_eval.sh"]
 
@@ -184,12 +186,26 @@ def test_the_crafter_guide_plays_the_baselines_and_smollm2_through_a_local_app()
         if importlib.util.find_spec(module) is None:
             pytest.skip(f"needs the {module} package (make setup installs it)")
     out = _run("bash", "examples/crafter.sh", "--episodes", "1", timeout=3600, COLUMNS="200")
-    assert "(each eval cut to its first 1 seed(s))" in out
+    assert "(each eval cut to its first 1 seed(s); SmolLM2's answers may take 300 s)" in out
     summaries = re.findall(r"^1 rollouts: .*, 0 failed to run$", out, re.M)
     scores = [float(score) for score in re.findall(r"^score ([\d.]+) % \(exp\(mean ln\(1 \+ p\)\) - 1\)", out, re.M)]
     assert len(summaries) == 4 and len(scores) == 4, out[-3000:]
     random, heuristic = scores[:2]
     assert heuristic > random  # seed 0: the heuristic unlocks what uniform random actions do not
+
+
+@pytest.mark.slow
+def test_the_ray_guide_runs_an_eval_and_two_rl_iterations_on_a_two_node_cluster_without_proofgym_on_one_node():
+    pytest.importorskip("ray")
+    pytest.importorskip("torch")
+    out = _run("bash", "examples/ray/cluster.sh", timeout=1800)
+    assert re.search(r"^second node's python: \S+ \(cannot import proofgym\)$", out, re.M)
+    assert "32 rollouts: 32 passed, 0 not passed, 0 invalid (not judged), 0 failed to run" in out
+    assert "rollouts on the Ray cluster at 127.0.0.2:6391: up to 2 actors" in out
+    assert re.search(r"^held-out success: [\d.]+% -> [\d.]+% \(2 iterations, \d+ s\)", out, re.M), out[-3000:]
+    # one CPU a node and one an actor: both nodes rolled out, the one without proofgym too
+    assert re.search(r"^eval traces by node: 32 sessions from 2 node\(s\)", out, re.M), out[-3000:]
+    assert re.search(r"^rl traces by node: \d+ sessions from 2 node\(s\)", out, re.M), out[-3000:]
 
 
 def test_every_example_named_here_exists():
