@@ -286,6 +286,53 @@ def test_a_prefix_shared_with_the_last_prompt_is_not_run_again_and_answers_stay(
         assert mine.logprob == pytest.approx(theirs.logprob, abs=1e-4)
 
 
+def test_each_row_takes_its_own_prefix_from_the_prompts_kept_and_answers_stay(backend):
+    """Conversations at different turns decoded in one batch: each row's prompt finds its own earlier turn among
+    the prompts kept (a different length per row, one row with none), and the answers (sampled ones included) and
+    logprobs equal a backend's that runs every prompt whole. A sync's :meth:`forget_prefix` empties the cache."""
+    whole = GenerationBackend(LoadedModel(backend.model, backend.tokenizer, "whole", backend.context_length),
+                              batch_window_ms=0, reuse_prefix=False)
+    reusing = GenerationBackend(LoadedModel(backend.model, backend.tokenizer, "reuse", backend.context_length),
+                                batch_window_ms=0)
+    system = {"role": "system", "content": "Decide from the facts given; answer yes or no."}
+
+    def talk(name, turns):
+        messages = [system, {"role": "user", "content": f"Applicant {name}: age {len(name) * 11}"}]
+        for turn in range(turns):
+            messages += [{"role": "assistant", "content": f"ask income of {name}"},
+                         {"role": "user", "content": f"income {turn * 7 + len(name)} thousand, resident"}]
+        return reusing.encode(reusing.render(messages))
+
+    first = [talk(name, 0) for name in ("Ada", "Grace", "Edsger")]
+    later = [talk("Ada", 1), talk("Grace", 2), talk("Barbara", 0)]  # two carry on, one is new
+    params = [SamplingParams(max_tokens=6, temperature=1.0, seed=5, top_logprobs=1)]
+
+    async def run(engine):
+        for prompt in first:
+            await engine.generate(prompt, params)
+        batches = engine.batches_decoded
+        together = await asyncio.gather(*(engine.generate(prompt, params) for prompt in later))
+        assert engine.batches_decoded == batches + 1  # one prefill of rows with different prefixes
+        return [result for (result,) in together]
+
+    try:
+        expected, got = asyncio.run(run(whole)), asyncio.run(run(reusing))
+        reused = reusing.prefix_tokens_reused
+        kept = len(reusing.prefixes)
+        reusing.forget_prefix()
+        emptied = len(reusing.prefixes), reusing.prefixes.bytes
+    finally:
+        whole.close()
+        reusing.close()
+    ada = len(os.path.commonprefix([first[0], later[0]]))
+    grace = len(os.path.commonprefix([first[1], later[1]]))
+    assert ada > len(first[0]) // 2 and grace > len(first[1]) // 2
+    assert reused >= ada + grace and kept == 6 and emptied == (0, 0)
+    assert [result.token_ids for result in got] == [result.token_ids for result in expected]
+    for mine, theirs in zip(got, expected):
+        assert [t.logprob for t in mine.logprobs] == pytest.approx([t.logprob for t in theirs.logprobs], abs=1e-4)
+
+
 def _slowed(backend, *, continuous):
     """A backend over the fixture's model whose rows stop only at max_tokens, each step slowed a little (so that a
     request sent meanwhile arrives while the batch decodes)."""

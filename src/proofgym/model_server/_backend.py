@@ -8,6 +8,10 @@ rows are dropped); rows that arrive meanwhile join it between two steps (continu
 through the model, their cache padded on the left to the batch's length and stacked onto it), up to
 ``max_batch_size``, so a short request is not held behind a long one.
 
+Prompts run lately keep their keys and values (:class:`PrefixCache`, least recently used first out, within
+``prefix_cache_mb``): a new prompt's longest prefix shared with one of them (a conversation's earlier turns, a
+system prompt) is copied from there rather than run again, each row of a batch from its own match.
+
 Sampling draws one uniform number per step from the row's own generator (seeded from the request's seed and the
 choice's index) and inverts the cumulative distribution, so a seeded row samples the same tokens whatever else is
 in its batch. Imports torch and transformers: import this module only where a model is served.
@@ -17,7 +21,9 @@ from __future__ import annotations
 
 import importlib.util
 import logging
+import math
 import threading
+from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence, cast
 
@@ -151,6 +157,78 @@ class _Running:
                         torch.cat([batch.next_position, other.next_position]), torch.cat([batch.tokens, other.tokens]))
 
 
+class PrefixCache:
+    """Prompts run lately and their keys and values, found by the longest prefix a new prompt shares with one.
+
+    Each entry is one prompt (with the LoRA adapter that computed it) and its keys and values per layer
+    (``[1, heads, tokens, head_dim]``). A prompt is indexed by its prefixes of whole blocks of :attr:`BLOCK`
+    tokens, so a lookup costs a few dictionary probes, not a comparison with every entry; the match then runs on
+    token by token in the entry found. Entries leave least recently used first once their tensors pass
+    ``max_bytes``; :meth:`clear` drops them all (the weights that computed them changed)."""
+
+    BLOCK = 8
+
+    def __init__(self, max_bytes: int) -> None:
+        self.max_bytes = max_bytes
+        self.bytes = 0
+        self._entries: OrderedDict[tuple[str | None, tuple[int, ...]], list[tuple[torch.Tensor, torch.Tensor]]] = \
+            OrderedDict()
+        self._index: dict[tuple[str | None, tuple[int, ...]], tuple[str | None, tuple[int, ...]]] = {}
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def find(self, prompt: Sequence[int], adapter: str | None) \
+            -> tuple[int, list[tuple[torch.Tensor, torch.Tensor]] | None]:
+        """How many leading tokens of ``prompt`` a kept prompt of ``adapter`` shares (at most all but the last:
+        its logits are needed), and that prompt's keys and values (``(0, None)``: none shares a whole block)."""
+        limit = len(prompt) - 1
+        for blocks in range(limit // self.BLOCK, 0, -1):
+            key = self._index.get((adapter, tuple(prompt[:blocks * self.BLOCK])))
+            entry = self._entries.get(key) if key is not None else None
+            if entry is None:
+                continue
+            assert key is not None
+            kept, shared = key[1], blocks * self.BLOCK
+            end = min(limit, len(kept))
+            while shared < end and kept[shared] == prompt[shared]:
+                shared += 1
+            self._entries.move_to_end(key)
+            return shared, entry
+        return 0, None
+
+    def keep(self, prompt: Sequence[int], adapter: str | None, layers: list[tuple[torch.Tensor, torch.Tensor]]) \
+            -> None:
+        """Keep ``prompt``'s keys and values (``layers``: one ``(keys, values)`` pair per layer, all of its tokens),
+        computed with ``adapter``."""
+        key = (adapter, tuple(prompt))
+        if key in self._entries:
+            self._entries.move_to_end(key)
+            return
+        size = sum(k.numel() * k.element_size() + v.numel() * v.element_size() for k, v in layers)
+        if size > self.max_bytes:
+            return
+        self._entries[key] = layers
+        self.bytes += size
+        for blocks in range(1, len(prompt) // self.BLOCK + 1):
+            self._index[(adapter, key[1][:blocks * self.BLOCK])] = key
+        while self.bytes > self.max_bytes:
+            self._drop(next(iter(self._entries)))
+
+    def _drop(self, key: tuple[str | None, tuple[int, ...]]) -> None:
+        layers = self._entries.pop(key)
+        self.bytes -= sum(k.numel() * k.element_size() + v.numel() * v.element_size() for k, v in layers)
+        for blocks in range(1, len(key[1]) // self.BLOCK + 1):
+            probe = (key[0], key[1][:blocks * self.BLOCK])
+            if self._index.get(probe) == key:
+                del self._index[probe]
+
+    def clear(self) -> None:
+        self._entries.clear()
+        self._index.clear()
+        self.bytes = 0
+
+
 def _joinable(cache: Any) -> bool:
     """Whether rows can join a running batch of ``cache``: every layer a plain growing key/value cache."""
     from transformers.cache_utils import DynamicLayer
@@ -165,8 +243,9 @@ class GenerationBackend(BatchingBackend):
     ``max_batch_size`` rows are decoded together at most; the first waiting row waits ``batch_window_ms`` for
     others to join it, and with ``continuous`` (the default) rows that arrive later join the running batch between
     two steps; beyond ``max_queued`` waiting rows :meth:`generate` raises :class:`BackendBusy`.
-    ``threads`` sets torch's CPU threads. With ``reuse_prefix`` (the default) the prefix a batch's prompts share
-    with the last prompt run is not run again (see :meth:`_prefill`).
+    ``threads`` sets torch's CPU threads. With ``reuse_prefix`` (the default) the prefix each prompt shares with a
+    prompt run lately is not run again (see :meth:`_prefill`); ``prefix_cache_mb`` bounds the keys and values kept
+    for that (:class:`PrefixCache`).
     """
 
     engine = "torch"
@@ -174,7 +253,7 @@ class GenerationBackend(BatchingBackend):
 
     def __init__(self, loaded: LoadedModel, *, max_batch_size: int = 8, batch_window_ms: float = 5.0,
                  max_queued: int = 1024, threads: int | None = None, continuous: bool = True,
-                 reuse_prefix: bool = True) -> None:
+                 reuse_prefix: bool = True, prefix_cache_mb: float = 256.0) -> None:
         super().__init__(name=loaded.name, context_length=loaded.context_length,
                          eos_token_ids=_eos_ids(loaded.model, loaded.tokenizer), max_batch_size=max_batch_size,
                          batch_window_ms=batch_window_ms, max_queued=max_queued, threads=threads,
@@ -190,11 +269,12 @@ class GenerationBackend(BatchingBackend):
         # Fast tokenizers are Rust objects that refuse a second borrower: one thread at a time.
         self._tokenizer_lock = threading.Lock()
         self._vocabulary: Any = None
-        #: Whether a prompt's prefix shared with the last prompt run reuses that run's keys and values.
+        #: Whether a prompt's prefix shared with a prompt run lately reuses that run's keys and values.
         self.reuse_prefix = reuse_prefix
-        self._prefix_ids: list[int] = []
-        self._prefix_adapter: str | None = None  # the adapter whose keys and values _prefix_kv holds
-        self._prefix_kv: list[tuple[torch.Tensor, torch.Tensor]] = []
+        if not (math.isfinite(prefix_cache_mb) and prefix_cache_mb >= 0):
+            raise ValueError(f"prefix_cache_mb must be a finite number >= 0, got {prefix_cache_mb}")
+        #: The prompts run lately and their keys and values.
+        self.prefixes = PrefixCache(int(prefix_cache_mb * 2**20))
         #: Held during each forward step, and while a LoRA adapter is attached or detached (between two steps).
         self.model_lock = threading.RLock()
         #: Whether LoRA adapters are attached (``model`` is then a peft model; rows name theirs, or ``__base__``).
@@ -284,8 +364,8 @@ class GenerationBackend(BatchingBackend):
         return self.adapter_set.holding_ids(ids)
 
     def forget_prefix(self) -> None:
-        """Drop the kept prefix keys and values (an adapter they were computed with is going away)."""
-        self._prefix_ids, self._prefix_kv, self._prefix_adapter = [], [], None
+        """Drop every kept prompt's keys and values (the weights or an adapter that computed them are changing)."""
+        self.prefixes.clear()
 
     def _decode(self, rows: list[_Row]) -> None:
         """Decode ``rows`` together until each has finished (see the module docstring). Rows waiting on the queue
@@ -305,56 +385,51 @@ class GenerationBackend(BatchingBackend):
         """The prompts of ``rows`` through the model and each row's first token chosen; ``None`` when every row
         finished on it.
 
-        The prefix all of them share with the last prompt run (the chat template's system turn, a rollout's earlier
-        turns) is not run again: its keys and values are copied from that run into each row's cache, and only the
-        rest of each prompt is run, left padded after the prefix (the padding masked out, positions counted on).
+        The prefix each row's prompt shares with a prompt run lately (:attr:`prefixes`: a conversation's earlier
+        turns, the chat template's system turn) is not run again: its keys and values are copied from there into
+        the row's cache, right-aligned before the batch's new tokens (``shared`` columns, each row's own prefix
+        at their end, the rest masked out), and only the rest of each prompt is run, left padded after them
+        (positions counted on from the row's prefix). Each prompt's keys and values are then kept for the next.
         """
         from transformers import DynamicCache
 
-        shared = self._shared_prefix(rows) if self.reuse_prefix else 0
-        width = max(len(row.prompt) for row in rows) - shared
+        found = [self.prefixes.find(row.prompt, row.params.adapter) if self.reuse_prefix else (0, None)
+                 for row in rows]
+        shared = max(length for length, _ in found)
+        width = max(len(row.prompt) - length for row, (length, _) in zip(rows, found))
         input_ids = torch.full((len(rows), width), self.pad_token_id, dtype=torch.long)
         mask = torch.zeros((len(rows), shared + width), dtype=torch.long)
-        mask[:, :shared] = 1
         positions = torch.zeros((len(rows), width), dtype=torch.long)
-        for i, row in enumerate(rows):
-            rest = row.prompt[shared:]
+        for i, (row, (length, _)) in enumerate(zip(rows, found)):
+            rest = row.prompt[length:]
             input_ids[i, width - len(rest):] = torch.tensor(rest, dtype=torch.long)
+            mask[i, shared - length:shared] = 1
             mask[i, shared + width - len(rest):] = 1
-            positions[i, width - len(rest):] = torch.arange(shared, len(row.prompt))
+            positions[i, width - len(rest):] = torch.arange(length, len(row.prompt))
         input_ids, mask, positions = (t.to(self.device) for t in (input_ids, mask, positions))
         cache = DynamicCache(config=self.model.config)
         if shared:
-            for index, (keys, values) in enumerate(self._prefix_kv):
-                cache.update(keys[:, :, :shared].expand(len(rows), -1, -1, -1).clone(),
-                             values[:, :, :shared].expand(len(rows), -1, -1, -1).clone(), index)
-            self.prefix_tokens_reused += shared * len(rows)
+            layers = next(entry for _, entry in found if entry is not None)
+            for index, (keys, values) in enumerate(layers):
+                heads, dim = keys.shape[1], keys.shape[3]
+                past_keys = keys.new_zeros((len(rows), heads, shared, dim))
+                past_values = values.new_zeros((len(rows), heads, shared, values.shape[3]))
+                for i, (length, entry) in enumerate(found):
+                    if entry is not None and length:
+                        past_keys[i, :, shared - length:] = entry[index][0][0, :, :length]
+                        past_values[i, :, shared - length:] = entry[index][1][0, :, :length]
+                cache.update(past_keys, past_values, index)
+            self.prefix_tokens_reused += sum(length for length, _ in found)
         logits = self._forward(rows, input_ids=input_ids, attention_mask=mask, position_ids=positions, cache=cache,
                                use_cache=True, logits_to_keep=1)
         if self.reuse_prefix and _joinable(cache):
-            self._keep_prefix(rows[0].prompt, cache, mask[0], rows[0].params.adapter)
+            kept: Any = cache.layers  # every one a DynamicLayer (_joinable)
+            for i, row in enumerate(rows):
+                columns = mask[i].nonzero().flatten()
+                self.prefixes.keep(row.prompt, row.params.adapter,
+                                   [(layer.keys[i:i + 1, :, columns].clone(), layer.values[i:i + 1, :, columns].clone())
+                                    for layer in kept])
         return self._chosen(_Running(list(rows), cache, mask, positions[:, -1] + 1, None), logits)
-
-    def _shared_prefix(self, rows: list[_Row]) -> int:
-        """How many leading tokens every prompt of ``rows`` shares with the last prompt kept (at most all but the
-        last token of the shortest: its logits are needed)."""
-        kept = self._prefix_ids
-        if any(row.params.adapter != self._prefix_adapter for row in rows):  # other weights, other keys and values
-            return 0
-        limit = min(min(len(row.prompt) for row in rows) - 1, len(kept))
-        shared = 0
-        while shared < limit and all(row.prompt[shared] == kept[shared] for row in rows):
-            shared += 1
-        return shared
-
-    def _keep_prefix(self, prompt: list[int], cache: Any, mask: torch.Tensor, adapter: str | None) -> None:
-        """Keep row 0's prompt and its keys and values (the columns its mask holds, computed with ``adapter``), for
-        the next prompts."""
-        self._prefix_adapter = adapter
-        columns = mask.nonzero().flatten()
-        self._prefix_kv = [(layer.keys[:1, :, columns].clone(), layer.values[:1, :, columns].clone())
-                           for layer in cache.layers]
-        self._prefix_ids = list(prompt)
 
     def _advance(self, batch: _Running) -> _Running | None:
         """One step: the tokens chosen last fed to the model, and the next ones chosen."""

@@ -134,12 +134,16 @@ class PolicyServer:
         return self.models.name
 
     def sync(self, version: int) -> float:
-        """Copy the trained weights into the served copy (call only with no rollout in flight); seconds taken."""
+        """Copy the trained weights into the served copy (call only with no rollout in flight), and drop the keys
+        and values the server kept of the prompts run by the old weights (its prefix cache: before 2026-12-06 the
+        last prompt's were kept across a sync, and a shared prefix was then read with the old weights); seconds
+        taken."""
         started = time.perf_counter()
-        with torch.no_grad():
+        with torch.no_grad(), self.backend.model_lock:
             served = self.models.served.state_dict()
             for key, value in self.models.trainer.state_dict().items():
                 served[key].copy_(value)
+            self.backend.forget_prefix()
         self.syncs += 1
         self.version = version
         return time.perf_counter() - started
