@@ -54,8 +54,11 @@ def run_trl(seed: int, out: Path) -> dict[str, Any]:
     summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
     after, before = summary["heldout_after"], summary["heldout_before"]
     worst = _worst(after["per_branch"])
-    return {"seed": seed, "reached": worst >= GOAL, "what": f"{summary['steps']} updates"
-            + (" (held-out stop)" if summary.get("stopped_early") else " (all)"),
+    during = summary.get("heldout_during") or []
+    updates = during[-1]["step"] if during else None  # the held-out passes come every `heldout.every` updates
+    return {"seed": seed, "reached": worst >= GOAL,
+            "what": (f"stopped by the held-out rule at update {updates}" if summary.get("stopped_early")
+                     else f"ran every update (last held-out pass at update {updates})"),
             "worst": f"worst branch {worst:.1%}",
             "accuracy": f"held-out {before['accuracy']:.1%} -> {after['accuracy']:.1%}", **figures}
 
