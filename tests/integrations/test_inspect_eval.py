@@ -196,6 +196,7 @@ def test_the_plugin_environment_runs_through_the_generic_task(tmp_path):
     assert {sample.metadata["env"] for sample in log.samples} == {"parity"}
 
 
+@pytest.mark.slow  # 20-35 s: inspect's own viewer; that its logs read back is checked by every test above
 def test_inspect_view_serves_the_log_dir(tmp_path):
     logs = tmp_path / "logs"
     with ScriptedModel(oracle_texts("loan", 0)) as model:
@@ -226,7 +227,10 @@ def oracle_actions(env_name: str, seed: int) -> list[dict]:
         return list(env_hook(env, "oracle_actions")(seed))
 
 
-@pytest.mark.parametrize("env_name", [pytest.param("verilog", marks=requires_judge), "fact_finding"])
+# Verilog's native tool calls are slow here (30-60 s): the default suite runs fact_finding's, and Verilog's tool
+# episode through inspect by test_verilog_tool_episode_carries_the_simulation_log_and_matches_proofgym_eval
+@pytest.mark.parametrize("env_name", [pytest.param("verilog", marks=[requires_judge, pytest.mark.slow]),
+                                      "fact_finding"])
 def test_native_tool_calls_score_the_same_under_both_solvers_and_proofgym_eval(env_name, tmp_path):
     actions = oracle_actions(env_name, 0)
     returns, requests = {}, {}

@@ -87,6 +87,9 @@ def test_a_certified_answer_keeps_its_certificate_in_traces_jsonl_and_replays(tm
         [untimed(certified["verdict"]), untimed(refuted["verdict"])]
 
 
+# slow (45-95 s): the MCP tool server's Verilog steps stay covered by integrations/vf/test_tool_server.py, and vf-eval
+# end to end by the certified rulebook answer above
+@pytest.mark.slow
 @pytest.mark.skipif(not HAS_VERILOG, reason="the Verilog environment needs iverilog and bubblewrap")
 def test_verilog_tool_calls_run_on_the_mcp_tool_server_and_score_as_proofgym_eval(tmp_path: Path) -> None:
     actions = oracle("verilog", 0)
