@@ -7,9 +7,13 @@ judging, update, weight sync, held-out evaluation, checkpoints; the trainer's ``
 wall and CPU seconds (the trainer and its task app) and the ratio loaded / alone of each. With ``--before`` the
 same pair also runs with the settings this config had before (torch's default threads, OpenMP's default waiting,
 ``training.overlap_rollouts`` off; the code is today's in both, the shared-prompt update included) and the ratio
-before / now is printed for both.
+before / now is printed for both. With ``--baseline-src DIR`` (the ``src`` folder of another checkout, e.g.
+``git worktree add /tmp/base <commit>`` then ``/tmp/base/src``) the same pair also runs that code (on
+``PYTHONPATH``, this config), alone and loaded interleaved with today's (baseline alone, now alone, baseline loaded,
+now loaded), and baseline / now is printed: the code's gain measured in one run, under the same background load.
 
-    python benchmarks/rl_speed.py [--steps 10] [--seed 0] [--burners 2] [--before] [--config PATH]
+    python benchmarks/rl_speed.py [--steps 10] [--seed 0] [--burners 2] [--before] [--baseline-src DIR]
+                                  [--config PATH]
 
 A run of ``--steps`` iterations with ``evaluation.every_n_iters = 5`` makes ``--steps / 5 + 1`` evaluations, so
 phases per iteration are comparable between runs of the same ``--steps``. Say what else ran on the machine.
@@ -51,9 +55,13 @@ def before_config(config: Path, folder: Path) -> Path:
     return path
 
 
-def train(config: Path, *, steps: int, seed: int, output: Path, burners: int, before: bool) -> dict[str, Any]:
-    """One ``proofgym train`` run of ``steps`` iterations with ``burners`` busy processes beside it."""
+def train(config: Path, *, steps: int, seed: int, output: Path, burners: int, before: bool,
+          source: Path | None = None) -> dict[str, Any]:
+    """One ``proofgym train`` run of ``steps`` iterations with ``burners`` busy processes beside it (``source``:
+    the ``src`` folder whose proofgym runs, default the installed one)."""
     env = dict(os.environ)
+    if source is not None:
+        env["PYTHONPATH"] = os.pathsep.join([str(source), *filter(None, [env.get("PYTHONPATH")])])
     if before:
         env["OMP_WAIT_POLICY"] = ""  # OpenMP's default (prefer_passive_waiting leaves a set variable alone)
     else:
@@ -111,27 +119,53 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--burners", type=int, default=2)
     parser.add_argument("--before", action="store_true", help="also run the settings before issue 42")
+    parser.add_argument("--baseline-src", type=Path, default=None,
+                        help="also run the proofgym package of this src folder (another checkout), interleaved")
     args = parser.parse_args()
     if args.steps < 1 or args.burners < 0:
         raise SystemExit(f"--steps must be at least 1 and --burners at least 0, got {args.steps} and {args.burners}")
+    if args.baseline_src is not None and not (args.baseline_src / "proofgym" / "__init__.py").is_file():
+        raise SystemExit(f"--baseline-src {args.baseline_src}: expected the src folder of a proofgym checkout "
+                         "(holding proofgym/__init__.py)")
     print(f"{processor()}, {os.cpu_count()} CPUs; {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC; "
           f"load average before: "
           f"{os.getloadavg()[0]:.2f}; {args.config.name}, seed {args.seed}, {args.steps} iterations")
     with tempfile.TemporaryDirectory() as folder:
         root = Path(folder)
-        settings = [("now", args.config, False)]
+        settings: list[tuple[str, Path, bool, Path | None]] = [("now", args.config, False, None)]
         if args.before:
-            settings.append(("before", before_config(args.config, root), True))
+            settings.append(("before", before_config(args.config, root), True, None))
+        if args.baseline_src is not None:
+            settings.insert(0, ("baseline", args.config, False, args.baseline_src.resolve()))
         results = {}
-        for name, config, before in settings:
+
+        def run(name: str, config: Path, before: bool, source: Path | None, burners: int) -> None:
+            output = root / f"{name}-{burners}"
+            results[name, burners] = r = train(config, steps=args.steps, seed=args.seed, output=output,
+                                               burners=burners, before=before, source=source)
+            print(f"{name}, {burners} burners: {r['wall_s']:.1f} s wall, {r['cpu_s']:.1f} CPU-s, warm-up "
+                  f"{r['phases'].get('warmup', 0.0):.1f} s, held-out {r['eval_after']}, load average now "
+                  f"{os.getloadavg()[0]:.2f}", flush=True)
+
+        if args.baseline_src is not None:  # interleaved: baseline and today's code under the same load
             for burners in (0, args.burners):
-                output = root / f"{name}-{burners}"
-                results[name, burners] = train(config, steps=args.steps, seed=args.seed, output=output,
-                                               burners=burners, before=before)
-                r = results[name, burners]
-                print(f"{name}, {burners} burners: {r['wall_s']:.1f} s wall, {r['cpu_s']:.1f} CPU-s, warm-up "
-                      f"{r['phases'].get('warmup', 0.0):.1f} s, held-out {r['eval_after']}, load average now "
-                      f"{os.getloadavg()[0]:.2f}", flush=True)
+                for name, config, before, source in settings[:2]:
+                    run(name, config, before, source, burners)
+            settings, compared = settings[2:], settings[:2]
+            for name, *_ in compared:
+                show(name, results[name, 0], results[name, args.burners], args.burners)
+            for burners in (0, args.burners):
+                old, new = results["baseline", burners], results["now", burners]
+                phases = ", ".join(f"{phase} x{old['phases'].get(phase, 0) / new['phases'][phase]:.2f}"
+                                   for phase in ("rollout", "evaluation", "update") if new["phases"].get(phase))
+                print(f"\nbaseline / now with {burners} burners: wall x{old['wall_s'] / new['wall_s']:.2f}, CPU "
+                      f"x{old['cpu_s'] / new['cpu_s']:.2f}, {phases}")
+            ratio = {name: results[name, args.burners]["wall_s"] / results[name, 0]["wall_s"] for name in
+                     ("baseline", "now")}
+            print(f"loaded / alone wall: baseline x{ratio['baseline']:.2f}, now x{ratio['now']:.2f}")
+        for name, config, before, source in settings:
+            for burners in (0, args.burners):
+                run(name, config, before, source, burners)
             show(name, results[name, 0], results[name, args.burners], args.burners)
         if args.before:
             for burners in (0, args.burners):
