@@ -4,8 +4,8 @@
 # offline SmolLM2 model server, both started in the background, waited for and stopped on exit.
 #
 #   bash examples/crafter.sh                  (from any folder, after `make setup`; about an hour of CPU on 2 cores)
-#   bash examples/crafter.sh --episodes N     (each eval cut to its first N seeds, SmolLM2's answers given 300 s: the
-#                                             test's size)
+#   bash examples/crafter.sh --episodes N     (the test's size: each eval cut to its first N seeds, SmolLM2's answers
+#                                             to 128 tokens, 300 s each)
 #
 # It runs in a scratch folder holding copies of the four eval files (cut to N seeds when asked), so the commands read
 # as they do from the repository root and the trace stores stay out of the checkout. The servers use the files'
@@ -28,11 +28,14 @@ if [ -n "$EPISODES" ]; then
     sed -i "s/^seeds = \"0-99\"$/seeds = \"0-$((EPISODES - 1))\"/; s/^seeds = \[0, 1, 2\]$/seeds = $seeds/" \
         "$WORK"/configs/eval/crafter_*.toml
     [ "$(grep -lxF -e "seeds = \"0-$((EPISODES - 1))\"" -e "seeds = $seeds" "$WORK"/configs/eval/crafter_*.toml | wc -l)" = 4 ]
-    # and SmolLM2 given 300 s an answer instead of the policy's default 60 s: on a busy 2-core machine one answer of
-    # up to 512 tokens can take longer (measured: "no response within 60 s (after 4 attempts)" at load 12)
-    sed -i '/^\[evaluation.policy_config\]$/a timeout_s = 300.0' "$WORK"/configs/eval/crafter_eval_*.toml
+    # and SmolLM2's answers cut to 128 tokens, given 300 s each instead of the policy's default 60 s, as the RL dry
+    # run's SmolLM2 test does on a CPU: on a busy 2-core machine answers of up to 512 tokens took over 60 s
+    # ("no response within 60 s (after 4 attempts)") and, given 300 s, the episode over its 900 s budget (load 9)
+    sed -i -e 's/^max_tokens = 512$/max_tokens = 128/' \
+        -e '/^\[evaluation.policy_config\]$/a timeout_s = 300.0' "$WORK"/configs/eval/crafter_eval_*.toml
     [ "$(grep -lx "timeout_s = 300.0" "$WORK"/configs/eval/crafter_eval_*.toml | wc -l)" = 2 ]
-    echo "(each eval cut to its first $EPISODES seed(s); SmolLM2's answers may take 300 s)"
+    [ "$(grep -lx "max_tokens = 128" "$WORK"/configs/eval/crafter_eval_*.toml | wc -l)" = 2 ]
+    echo "(each eval cut to its first $EPISODES seed(s); SmolLM2's answers to 128 tokens, 300 s each)"
 fi
 cd "$WORK"
 for port in 8000 8001; do

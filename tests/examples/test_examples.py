@@ -186,7 +186,7 @@ def test_the_crafter_guide_plays_the_baselines_and_smollm2_through_a_local_app()
         if importlib.util.find_spec(module) is None:
             pytest.skip(f"needs the {module} package (make setup installs it)")
     out = _run("bash", "examples/crafter.sh", "--episodes", "1", timeout=3600, COLUMNS="200")
-    assert "(each eval cut to its first 1 seed(s); SmolLM2's answers may take 300 s)" in out
+    assert "(each eval cut to its first 1 seed(s); SmolLM2's answers to 128 tokens, 300 s each)" in out
     summaries = re.findall(r"^1 rollouts: .*, 0 failed to run$", out, re.M)
     scores = [float(score) for score in re.findall(r"^score ([\d.]+) % \(exp\(mean ln\(1 \+ p\)\) - 1\)", out, re.M)]
     assert len(summaries) == 4 and len(scores) == 4, out[-3000:]
