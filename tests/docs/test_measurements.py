@@ -48,8 +48,8 @@ def test_a_run_writes_its_figures_machine_date_and_command(tmp_path):
     text = (tmp_path / "results" / "tiny_bench.md").read_text()
     assert "tiny_bench.py --n 3`" in text
     assert "rate  1,234 /s" in text
-    # benchmarks/ is never put on this process's sys.path: its math_verify.py would stand in for the math_verify
-    # package in every worker process spawned later (they inherit sys.path), failing every math verification.
+    # benchmarks/ is never put on this process's sys.path: a script there named like a package (math_verify.py,
+    # since renamed) stood in for that package in every worker process spawned later (they inherit sys.path).
     spec = importlib.util.spec_from_file_location("benchmarks_machine", ROOT / "benchmarks" / "_machine.py")
     assert spec is not None and spec.loader is not None
     machine = importlib.util.module_from_spec(spec)
@@ -108,3 +108,13 @@ def test_every_result_the_measurements_page_places_is_a_benchmark_script_or_its_
     scripts = docs_reference.benchmark_scripts()
     placed = docs_reference.placed_results((ROOT / "docs" / "measurements.md").read_text(encoding="utf-8"))
     assert placed and all(name.split("-", 1)[0] in scripts for name in placed), placed - set(scripts)
+
+
+def test_no_benchmark_script_is_named_like_a_module_it_could_stand_in_for():
+    """Run as a script, a benchmark's folder comes first on ``sys.path`` of its process and of the workers it starts
+    (Ray's included): benchmarks/math_verify.py stood in for the math_verify package, so its Ray row verified
+    nothing and printed a rate of invalid verdicts."""
+    import importlib.util
+
+    for path in sorted((ROOT / "benchmarks").glob("*.py")):
+        assert importlib.util.find_spec(path.stem) is None or path.stem.startswith("_"), path.name

@@ -7,6 +7,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import logging
+import os
 import socket
 import subprocess
 import sys
@@ -184,3 +185,25 @@ def test_the_runtime_env_reaches_the_workers_and_the_shipped_proofgym_comes_firs
     assert value == "shipped"
     assert "py_modules_files" in module and not Path(module).is_relative_to(installed)
     assert "py_modules_files" in distribution and distribution.endswith(".dist-info")
+
+
+def test_no_address_starts_a_ray_of_its_own_not_the_last_one_ray_start_began(tmp_path):
+    """Ray's ``ray.init()`` joins the cluster named in ``<ray temp dir>/ray_current_cluster`` (the last ``ray start``
+    on the machine), stopped or not; a runtime with no address starts its own instead (a benchmark on a machine
+    where a test had run ``ray start`` waited a minute and failed to join it)."""
+    import shutil
+    import tempfile
+
+    temp = Path(tempfile.mkdtemp(prefix="rt", dir="/tmp"))  # short: Ray's socket paths live under it
+    try:
+        (temp / "ray").mkdir()
+        (temp / "ray" / "ray_current_cluster").write_text(f"127.0.0.1:{closed_port()}")
+        code = ("import ray; from proofgym.runtime import connect_ray; connect_ray(); "
+                "print('cpus', ray.cluster_resources().get('CPU')); ray.shutdown()")
+        env = {key: value for key, value in os.environ.items() if key != "RAY_ADDRESS"}
+        done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300,
+                              env={**env, "RAY_TMPDIR": str(temp)})
+    finally:
+        shutil.rmtree(temp, ignore_errors=True)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "cpus " in done.stdout

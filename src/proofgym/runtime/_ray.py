@@ -9,6 +9,7 @@ import asyncio
 import functools
 import importlib.util
 import logging
+import os
 import pickle
 import socket
 import threading
@@ -46,7 +47,8 @@ def import_ray() -> Any:
 def connect_ray(address: str | None = None, runtime_env: RayRuntimeEnv | None = None) -> Any:
     """Join the Ray cluster at ``address`` once per process (``ray.init``) and return the ``ray`` module.
 
-    ``None`` joins ``$RAY_ADDRESS`` when set, else starts a local Ray for this process, without the dashboard.
+    ``None`` joins ``$RAY_ADDRESS`` when set, else starts a local Ray for this process, without the dashboard (never
+    a cluster ``ray start`` began on this machine, which Ray's own default would join).
     ``runtime_env`` is the job's: Ray ships and installs it on every node (:func:`ray_runtime_env`). An address
     ``host:port`` (or ``ray://host:port``) nothing answers on raises a ``ConnectionError`` naming it within
     :data:`PROBE_TIMEOUT_S`, instead of Ray's minute-long retries. An existing connection is reused whatever its
@@ -70,6 +72,10 @@ def connect_ray(address: str | None = None, runtime_env: RayRuntimeEnv | None = 
             _probe(address)
         if address is None:
             options["include_dashboard"] = False
+            if not os.environ.get("RAY_ADDRESS"):
+                # a Ray of this process's own: without "local", ray.init joins the last cluster `ray start` began on
+                # this machine (its /tmp/ray/ray_current_cluster), stopped or not
+                options["address"] = "local"
         try:
             ray.init(**options)
         except ConnectionError as exc:

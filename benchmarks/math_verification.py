@@ -14,7 +14,7 @@ False timeouts: ``--burst`` threads call one reward function at once (the shippe
 warm pool with ``--warm-per-caller`` answers each, ``--runs`` times. A false
 timeout is a timeout verdict on an answer that verifies in milliseconds alone; the goal is 0.
 
-    python benchmarks/math_verify.py [--runs 3] [--claims 96] [--workers 2] [--burst 16] [--no-ray]
+    python benchmarks/math_verification.py [--runs 3] [--claims 96] [--workers 2] [--burst 16] [--no-ray]
 """
 
 from __future__ import annotations
@@ -22,22 +22,22 @@ from __future__ import annotations
 import argparse
 import re
 import statistics
-import sys
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-# Run as a script, this file's folder comes first on sys.path, and this file (math_verify.py) would stand in for
-# the math_verify package: the folder goes, before anything imports it.
-sys.path[:] = [entry for entry in sys.path if Path(entry or ".").resolve() != Path(__file__).resolve().parent]
-
-from proofgym.config import load_run_config  # noqa: E402
-from proofgym.core import Claim  # noqa: E402
-from proofgym.math import MathVerifier, build_math_prompt, builtin_math_problems, math_claim  # noqa: E402
-from proofgym.runtime import RuntimeConfig, VerificationRuntime  # noqa: E402
+from proofgym.config import load_run_config
+from proofgym.core import Claim
+from proofgym.math import MathVerifier, build_math_prompt, builtin_math_problems, math_claim
+from proofgym.runtime import RuntimeConfig, VerificationRuntime
 
 CONFIG = Path(__file__).resolve().parents[1] / "configs" / "run" / "math.yaml"
+
+
+def _not_a_rate(invalid: int) -> str:
+    """What a row whose verifications came back invalid is: not a throughput (nothing was verified)."""
+    return f"  NOT A RATE: {invalid} verifications invalid (nothing verified them)" if invalid else ""
 
 
 def _perturbed(gold: str) -> str:
@@ -127,7 +127,8 @@ def main() -> None:
                          timeout_s=60.0, cache_size=0)
     rate, certified, invalid, cold = through_runtime(pool, claims, args.runs)
     print(f"(b) process pool, {args.workers} workers, batches of 8    {rate:8.1f} verifications/s   "
-          f"x{rate / base:.2f}   ({certified} certified, {invalid} invalid; cold start {cold:.1f} s)")
+          f"x{rate / base:.2f}   ({certified} certified, {invalid} invalid; cold start {cold:.1f} s)"
+          + _not_a_rate(invalid))
     if not args.no_ray:
         try:
             import ray  # noqa: F401
@@ -137,7 +138,8 @@ def main() -> None:
                                        batch_size=8, timeout_s=60.0, cache_size=0, ray=RayConfig(mode="actors"))
             rate, certified, invalid, cold = through_runtime(ray_config, claims, args.runs)
             print(f"(c) Ray, local, {args.workers} actors, batches of 8     {rate:8.1f} verifications/s   "
-                  f"x{rate / base:.2f}   ({certified} certified, {invalid} invalid; cold start {cold:.1f} s)")
+                  f"x{rate / base:.2f}   ({certified} certified, {invalid} invalid; cold start {cold:.1f} s)"
+                  + _not_a_rate(invalid))
         except Exception as exc:  # noqa: BLE001 - an optional row
             print(f"(c) Ray: not measured ({type(exc).__name__}: {str(exc)[:120]})")
 
@@ -161,7 +163,6 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    sys.path.append(str(Path(__file__).resolve().parent))  # _record; at the end: this file shadows math_verify
     from _record import record
 
-    record("math_verify", main)
+    record("math_verification", main)
