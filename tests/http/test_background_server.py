@@ -50,3 +50,15 @@ def test_it_takes_the_first_free_port_of_a_range_and_names_a_range_without_one()
             assert httpx.get(f"{server.url}/ping", timeout=10).json() == {"pong": "yes"}
         with pytest.raises(OSError, match=f"cannot listen on 127.0.0.1, ports {first}-{first}:"):
             BackgroundServer(_app(), ports=range(first, first + 1))
+
+
+def test_a_built_server_holds_its_port_before_it_starts():
+    """Built, a server has its port (listening, not only bound): a second one built on that port before the first
+    starts is refused at once, instead of both binding it (SO_REUSEADDR) and one failing later to start."""
+
+    first = BackgroundServer(FastAPI(), ports=None)
+    try:
+        with pytest.raises(OSError, match=rf"cannot listen on 127.0.0.1, ports {first.port}-{first.port}"):
+            BackgroundServer(FastAPI(), ports=range(first.port, first.port + 1))
+    finally:
+        first.close()

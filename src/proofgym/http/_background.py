@@ -70,6 +70,9 @@ def _bind(family: socket.AddressFamily, host: str, ports: range | None) -> socke
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             sock.bind((host, port))
+            # Listening claims the port now: a socket only bound (SO_REUSEADDR) lets another process bind the same
+            # port until one of them listens, and the loser's start then fails.
+            sock.listen(2048)
             return sock
         except OSError as exc:
             sock.close()
