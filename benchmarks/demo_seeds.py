@@ -45,6 +45,11 @@ def parse_seeds(text: str) -> list[int]:
     return seeds
 
 
+def worst_branch(per_branch: dict[str, list[int]]) -> float:
+    """The lowest share right among the rule branches (``{branch: [correct, total]}``) that have rows."""
+    return min(correct / total for correct, total in per_branch.values() if total)
+
+
 def run_cli(src: Path, argv: list[str], *, isa: str = "native") -> dict[str, float]:
     """``proofgym <argv>`` in a child process on the tree ``src``: its CPU-s (user + system, the child's own and its
     children's), wall and peak RSS. Exits with the child's error output when it fails."""
@@ -72,8 +77,7 @@ def run_one(src: Path, seed: int, isa: str, out: Path, domain: Path | None = Non
     figures = run_cli(src, ["demo", "--seed", str(seed), "--out", str(out),
                             *(["--domain", str(domain)] if domain else [])], isa=isa)
     summary = json.loads((out / "summary.json").read_text())
-    trained = summary["heldout"]["trained"]["per_branch"]
-    worst = min(correct / total for correct, total in trained.values() if total)
+    worst = worst_branch(summary["heldout"]["trained"]["per_branch"])
     return {"seed": seed, "isa": isa, "passed": summary["passed"], "steps": summary["steps"],
             "held_from": summary.get("goal_held_from"), "worst": worst, **figures}
 

@@ -32,16 +32,12 @@ import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _machine import processor  # noqa: E402  (benchmarks/_machine.py)
-from demo_seeds import parse_seeds, run_cli  # noqa: E402  (one child runner for every whole-run benchmark)
+from demo_seeds import parse_seeds, run_cli, worst_branch  # noqa: E402  (one child runner for every whole-run benchmark)
 
 HERE = Path(__file__).resolve().parent.parent
 CONFIGS = {"trl": HERE / "configs" / "run" / "train_grant_tiny.yaml",
            "rl": HERE / "configs" / "rl" / "fact_finding_tiny.toml"}
 GOAL = 0.95
-
-
-def _worst(per_branch: dict[str, list[int]]) -> float:
-    return min(correct / total for correct, total in per_branch.values() if total)
 
 
 def run_trl(seed: int, out: Path) -> dict[str, Any]:
@@ -53,7 +49,7 @@ def run_trl(seed: int, out: Path) -> dict[str, Any]:
     figures = run_cli(HERE / "src", ["train", "--config", str(path)])
     summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
     after, before = summary["heldout_after"], summary["heldout_before"]
-    worst = _worst(after["per_branch"])
+    worst = worst_branch(after["per_branch"])
     during = summary.get("heldout_during") or []
     updates = during[-1]["step"] if during else None  # the held-out passes come every `heldout.every` updates
     return {"seed": seed, "reached": worst >= GOAL,

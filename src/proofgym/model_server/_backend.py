@@ -205,7 +205,7 @@ class PrefixCache:
         if key in self._entries:
             self._entries.move_to_end(key)
             return
-        size = sum(k.numel() * k.element_size() + v.numel() * v.element_size() for k, v in layers)
+        size = _nbytes(layers)
         if size > self.max_bytes:
             return
         self._entries[key] = layers
@@ -217,7 +217,7 @@ class PrefixCache:
 
     def _drop(self, key: tuple[str | None, tuple[int, ...]]) -> None:
         layers = self._entries.pop(key)
-        self.bytes -= sum(k.numel() * k.element_size() + v.numel() * v.element_size() for k, v in layers)
+        self.bytes -= _nbytes(layers)
         for blocks in range(1, len(key[1]) // self.BLOCK + 1):
             probe = (key[0], key[1][:blocks * self.BLOCK])
             if self._index.get(probe) == key:
@@ -227,6 +227,11 @@ class PrefixCache:
         self._entries.clear()
         self._index.clear()
         self.bytes = 0
+
+
+def _nbytes(layers: list[tuple[torch.Tensor, torch.Tensor]]) -> int:
+    """The bytes of a prompt's keys and values, every layer's."""
+    return sum(k.numel() * k.element_size() + v.numel() * v.element_size() for k, v in layers)
 
 
 def _joinable(cache: Any) -> bool:
