@@ -193,9 +193,14 @@ def _recorded(results: Path) -> dict[str, Path]:
     return {path.stem: path for path in sorted(results.glob("*.md"))} if results.is_dir() else {}
 
 
+def _script_of(name: str) -> str:
+    """The script that writes results ``name``: a script with variants records ``<script>-<variant>.md`` for each."""
+    return name.split("-", 1)[0]
+
+
 def _result_section(name: str, path: Path | None, scripts: dict[str, str]) -> list[str]:
     """One results file as written, with what its script measures; or, not recorded yet, the command that would."""
-    script = name.split("-", 1)[0]  # a script with variants records <script>-<variant>.md for each
+    script = _script_of(name)
     about = [f"What it measures: {_markdown(scripts[script])}", ""] if script in scripts else []
     if path is None:
         return [f"### `{name}`", "", f"*Not recorded yet in this tree: `python benchmarks/{script}.py` writes it.*",
@@ -231,7 +236,7 @@ def measurements(results: Path | None = None, placed: frozenset[str] | set[str] 
         out += ["None.", ""]
     for name, path in rest.items():
         out += _result_section(name, path, scripts)
-    missing = [name for name in scripts if not any(key.split("-", 1)[0] == name for key in recorded)]
+    missing = [name for name in scripts if name not in {_script_of(key) for key in recorded}]
     if missing:
         out += ["## Not recorded yet", "",
                 "These scripts have written no results file in this tree yet (each takes long, or needs what this "
